@@ -1,0 +1,265 @@
+/* accelctl.c: main(): the subcommand table, dispatch, and help built from the table.
+ *
+ * Every name, usage line and summary lives in the table entries of cmd/ files;
+ * --help, usage errors and --list-commands are all printed from them, so they
+ * cannot drift apart (the docs test compares them with the man page and the
+ * completions). Names are matched exactly: scripts need stable names, so an
+ * unknown word gets a suggestion, never a guess.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "config.h"
+
+const struct ac_cmd *const ac_commands[] = {
+	&cmd_is_main,
+	&cmd_is_local_main,
+	&cmd_on_main,
+	&cmd_on_local_main,
+	&cmd_on_process,
+	&cmd_on_local_process,
+	&cmd_print,
+	&cmd_info,
+	&cmd_launch,
+	NULL
+};
+
+static const char exit_codes[] =
+    "Exit codes:\n"
+    "  0        success; \"yes\" for is-*\n"
+    "  1        \"no\" for is-*\n"
+    "  2        usage error or invalid environment\n"
+    "  3        aborted by a peer, or the rank others waited for died\n"
+    "  124      a deadline passed\n"
+    "  125      accelctl itself failed\n"
+    "  126 127  CMD could not be executed / was not found\n"
+    "  128+N    CMD was killed by signal N\n"
+    "  other    CMD's own exit status (on-*)\n";
+
+void
+ac_print_usage(const struct ac_cmd *cmd, int to_stderr)
+{
+	FILE *f = to_stderr ? stderr : stdout;
+
+	fprintf(f, "usage: accelctl %s%s%s%s\n", cmd->name,
+	    cmd->opts != NULL ? " [options]" : "", *cmd->args ? " " : "",
+	    cmd->args);
+}
+
+int
+ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ac_vwarnx(fmt, ap);
+	va_end(ap);
+	ac_print_usage(cmd, 1);
+	return AC_EXIT_USAGE;
+}
+
+/* Wrap TEXT at 76 columns, indented by two spaces. */
+static void
+print_wrapped(const char *text)
+{
+	const char *p = text;
+
+	while (*p != '\0') {
+		const char *end = p, *brk = NULL;
+
+		while (*end != '\0' && end - p < 76) {
+			if (*end == ' ')
+				brk = end;
+			end++;
+		}
+		if (*end != '\0' && brk != NULL)
+			end = brk;
+		printf("  %.*s\n", (int)(end - p), p);
+		p = *end == ' ' ? end + 1 : end;
+	}
+}
+
+static void
+command_help(const struct ac_cmd *cmd)
+{
+	ac_print_usage(cmd, 0);
+	printf("\n");
+	print_wrapped(cmd->help);
+	printf("\nOptions:\n");
+	for (const struct ac_optdef *o = cmd->opts; o != NULL && o->lng; o++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
+		    o->shrt ? "-" : "", o->shrt ? o->shrt : ' ',
+		    o->shrt ? ", " : "  ", o->lng, o->argname ? " " : "",
+		    o->argname ? o->argname : "");
+		printf("  %-24s %s\n", o->shrt ? left : left + 2, o->help);
+	}
+	printf("  %-24s %s\n", "-h, --help", "show this help");
+}
+
+static void
+global_help(void)
+{
+	const char *group = NULL;
+
+	printf("usage: accelctl COMMAND [ARGS...]\n"
+	    "       accelctl --help | --version | --list-commands\n"
+	    "       accelctl COMMAND --help\n\n"
+	    "Accelerate's process control for shell scripts: know which process "
+	    "you are,\nrun a step on one process only.\n");
+	for (int i = 0; ac_commands[i] != NULL; i++) {
+		const struct ac_cmd *c = ac_commands[i];
+		char left[64];
+
+		if (group == NULL || strcmp(group, c->group) != 0) {
+			group = c->group;
+			printf("\n%s:\n", group);
+		}
+		snprintf(left, sizeof(left), "%s %s", c->name, c->args);
+		if (strlen(left) > 28)
+			printf("  %s\n  %-28s %s\n", left, "", c->summary);
+		else
+			printf("  %-28s %s\n", left, c->summary);
+	}
+	printf("\n%s\nThe launcher is detected from ACCELCTL_*, torchrun, Open MPI, "
+	    "MPICH, MVAPICH2 and\nSlurm variables, in that order; see "
+	    "'accelctl info' and accelctl(1).\n", exit_codes);
+}
+
+/* Optimal string alignment distance: a swap of two letters costs one. */
+static int
+distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[33][33];
+
+	if (la > 32 || lb > 32)
+		return 99;
+	for (int i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= la; i++) {
+		for (int j = 1; j <= lb; j++) {
+			int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+static int
+unknown_command(const char *word)
+{
+	const char *best = NULL;
+	int bestd = 3;
+
+	for (int i = 0; ac_commands[i] != NULL; i++) {
+		int d = distance(word, ac_commands[i]->name);
+		if (d < bestd) {
+			bestd = d;
+			best = ac_commands[i]->name;
+		}
+	}
+	if (best != NULL)
+		ac_warnx("unknown command '%.40s'; did you mean '%s'?", word,
+		    best);
+	else
+		ac_warnx("unknown command '%.40s'; see 'accelctl --help'", word);
+	return AC_EXIT_USAGE;
+}
+
+static int
+run_command(const struct ac_cmd *cmd, int argc, char **argv)
+{
+	char *pos[argc + 1], err[256];
+	struct ac_args a;
+
+	ac_cmdname = cmd->name;
+	if (cmd->raw) {
+		memset(&a, 0, sizeof(a));
+		if (argc == 1 && strcmp(argv[0], "--help") == 0) {
+			command_help(cmd);
+			return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+		}
+		if (argc > 0 && strcmp(argv[0], "--") == 0) {
+			argc--;
+			argv++;
+		}
+		a.pos = argv;
+		a.npos = argc;
+		return cmd->exec(cmd, &a);
+	}
+	if (ac_args_parse(cmd->opts, argc, argv, pos, &a, err,
+	    sizeof(err)) == -1)
+		return ac_usage_error(cmd, "%s", err);
+	if (a.help) {
+		command_help(cmd);
+		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	}
+	if (cmd->child == AC_CHILD_REQUIRED) {
+		if (!a.dashdash)
+			return ac_usage_error(cmd,
+			    "missing '--' before CMD");
+		if (a.nchild == 0)
+			return ac_usage_error(cmd, "missing CMD after '--'");
+	} else if (a.dashdash) {
+		/* "--" only ended the options: what follows is positional. */
+		for (int i = 0; i < a.nchild; i++)
+			a.pos[a.npos++] = a.child[i];
+		a.child = NULL;
+		a.nchild = 0;
+	}
+	if (a.npos < cmd->minpos)
+		return ac_usage_error(cmd, "missing argument%s",
+		    cmd->minpos - a.npos > 1 ? "s" : "");
+	if (cmd->maxpos >= 0 && a.npos > cmd->maxpos)
+		return ac_usage_error(cmd, "unexpected argument '%.40s'",
+		    a.pos[cmd->maxpos]);
+	return cmd->exec(cmd, &a);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *w;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: accelctl COMMAND [ARGS...]; "
+		    "see 'accelctl --help'\n");
+		return AC_EXIT_USAGE;
+	}
+	w = argv[1];
+	if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
+		global_help();
+		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	}
+	if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
+		printf("accelctl %s\n", ACCELCTL_VERSION);
+		printf("features: %s\n", ACCELCTL_FEATURES);
+		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	}
+	if (strcmp(w, "--list-commands") == 0) {
+		for (int i = 0; ac_commands[i] != NULL; i++)
+			printf("%s\n", ac_commands[i]->name);
+		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	}
+	if (w[0] == '-') {
+		ac_warnx("unknown option '%.40s'; see 'accelctl --help'", w);
+		return AC_EXIT_USAGE;
+	}
+	for (int i = 0; ac_commands[i] != NULL; i++)
+		if (strcmp(ac_commands[i]->name, w) == 0)
+			return run_command(ac_commands[i], argc - 2, argv + 2);
+	return unknown_command(w);
+}

@@ -1,0 +1,57 @@
+/* cmd.h: the subcommand table entry, and helpers shared by the subcommands. */
+#ifndef ACCELCTL_CMD_H
+#define ACCELCTL_CMD_H
+
+#include "args.h"
+#include "msg.h"
+#include "topo.h"
+
+/* What follows the positionals. */
+enum ac_child {
+	AC_CHILD_NONE,		/* nothing: "--" only ends the options */
+	AC_CHILD_REQUIRED,	/* "-- CMD..." must follow */
+};
+
+struct ac_cmd {
+	const char		*name;		/* matched exactly: scripts need stable names */
+	const char		*group;		/* heading in "accelctl --help" */
+	const char		*args;		/* usage after the options, "N -- CMD..." */
+	const char		*summary;	/* one line for "accelctl --help" */
+	const char		*help;		/* paragraphs for "accelctl NAME --help" */
+	const struct ac_optdef	*opts;		/* NULL-terminated, or NULL */
+	int			 minpos, maxpos; /* positional count before "--" */
+	enum ac_child		 child;
+	int			 raw;		/* no option parsing at all (print) */
+	int			(*exec)(const struct ac_cmd *, struct ac_args *);
+};
+
+/* The NULL-terminated table, in the order "accelctl --help" shows it. */
+extern const struct ac_cmd *const ac_commands[];
+
+/* Print "accelctl: NAME: message" and the usage line; return exit code 2. */
+int ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* "usage: accelctl NAME [options] ARGS" to stdout or stderr. */
+void ac_print_usage(const struct ac_cmd *cmd, int to_stderr);
+
+/* Detect the topology of this process; on error print it and return -1 (exit 2). */
+int ac_cmd_topo(struct ac_topo *t);
+
+/*
+ * Local rank and local size of T, or -1 after printing why they are unknown
+ * (a launcher that gives no local rank; exit 2).
+ */
+int ac_cmd_need_local(const struct ac_topo *t);
+
+/* The shared bodies of is-main / is-local-main and of the on-* commands. */
+int ac_cmd_is(int local);
+int ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local,
+    int indexed);
+
+/* The subcommands: one file each in cmd/. */
+extern const struct ac_cmd cmd_is_main, cmd_is_local_main, cmd_on_main,
+    cmd_on_local_main, cmd_on_process, cmd_on_local_process, cmd_print,
+    cmd_info, cmd_launch;
+
+#endif

@@ -1,0 +1,81 @@
+/* select.c: which process runs CMD: the shared body of is-* and on-* commands. */
+#include <stdio.h>
+
+#include "cmd.h"
+#include "num.h"
+#include "run.h"
+
+int
+ac_cmd_topo(struct ac_topo *t)
+{
+	char err[512];
+
+	if (ac_topo_detect(t, ac_getenv_process, NULL, err, sizeof(err)) == -1) {
+		ac_warnx("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ac_cmd_need_local(const struct ac_topo *t)
+{
+	if (t->v[AC_LRANK] >= 0 && t->v[AC_LSIZE] >= 0)
+		return 0;
+	ac_warnx("cannot tell the local rank: the %s variables give none "
+	    "(%s is set); set ACCELCTL_LOCAL_RANK and ACCELCTL_LOCAL_WORLD_SIZE",
+	    t->launcher, t->var[AC_RANK]);
+	return -1;
+}
+
+int
+ac_cmd_is(int local)
+{
+	struct ac_topo t;
+
+	if (ac_cmd_topo(&t) == -1)
+		return AC_EXIT_USAGE;
+	if (!local)
+		return t.v[AC_RANK] == 0 ? AC_EXIT_OK : AC_EXIT_NO;
+	if (t.v[AC_WORLD] == 1)
+		return AC_EXIT_OK;
+	if (ac_cmd_need_local(&t) == -1)
+		return AC_EXIT_USAGE;
+	return t.v[AC_LRANK] == 0 ? AC_EXIT_OK : AC_EXIT_NO;
+}
+
+/*
+ * on-main, on-local-main, on-process N, on-local-process N. The index is
+ * checked before the environment is read: "on-process 1x" is a usage error
+ * on every rank, whatever the launcher.
+ */
+int
+ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
+{
+	struct ac_topo t;
+	long index = 0, mine, size;
+	const char *why;
+
+	if (indexed && ac_parse_uint(a->pos[0], 16777215L, &index, &why) == -1)
+		return ac_usage_error(cmd, "invalid process index '%.40s': %s",
+		    a->pos[0], why);
+	if (ac_cmd_topo(&t) == -1)
+		return AC_EXIT_USAGE;
+	/* One process runs every on-* whatever N, as Accelerate does. */
+	if (t.v[AC_WORLD] == 1)
+		return ac_exec(a->child);
+	if (local && ac_cmd_need_local(&t) == -1)
+		return AC_EXIT_USAGE;
+	mine = local ? t.v[AC_LRANK] : t.v[AC_RANK];
+	size = local ? t.v[AC_LSIZE] : t.v[AC_WORLD];
+	if (index >= size) {
+		ac_warnx("%s index %ld is out of range: %s has %ld process%s "
+		    "(0-%ld)", local ? "local process" : "process", index,
+		    local ? "this node" : "the job", size,
+		    size == 1 ? "" : "es", size - 1);
+		return AC_EXIT_USAGE;
+	}
+	if (mine != index)
+		return AC_EXIT_OK;
+	return ac_exec(a->child);
+}

@@ -1,0 +1,402 @@
+/* launch.c: "accelctl launch": K processes on each of M simulated nodes, supervised.
+ *
+ * One event loop over a signalfd and, with --tag, the children's output pipes.
+ * Signals sent to accelctl with kill(2) (scancel, a user's kill) are forwarded
+ * to every child; signals from the terminal (^C) already reached the children,
+ * who share our process group, so they are not sent twice (si_code SI_KERNEL).
+ * Output is tagged a whole line at a time, so lines of ranks never interleave.
+ */
+#define _GNU_SOURCE
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "msg.h"
+#include "run.h"
+
+/* Time the others get after SIGTERM with --kill-on-bad-exit, as Slurm's KillWait. */
+#define KILL_WAIT_MS 5000
+/* A line longer than this is cut: a runaway line must not eat memory. */
+#define LINE_MAX_BYTES 65536
+
+struct stream {
+	int	 fd;		/* read end, -1 once closed */
+	int	 to;		/* 1 or 2 */
+	char	*buf;
+	size_t	 len;
+};
+
+struct child {
+	pid_t		pid;	/* 0 once reaped */
+	struct stream	out, err;
+};
+
+struct launch_state {
+	const struct ac_launch	*l;
+	struct child		*kids;
+	long			 n, running;
+	int			 width;		/* digits of the largest rank */
+	int			 first_bad;
+	char			 base[4096];	/* "" until mkdtemp made it */
+	char			 job_id[128];
+};
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;	/* EPIPE and such: the output is lost, we go on */
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write one line of LEN bytes (without its newline) behind the rank prefix. */
+static void
+emit(struct launch_state *s, long rank, int to, const char *line, size_t len)
+{
+	char pre[32];
+	int n = snprintf(pre, sizeof(pre), "%*ld: ", s->width, rank);
+	char *out = malloc(len + (size_t)n + 1);
+
+	if (out == NULL)
+		return;
+	memcpy(out, pre, (size_t)n);
+	memcpy(out + n, line, len);
+	out[(size_t)n + len] = '\n';
+	write_all(to, out, (size_t)n + len + 1);
+	free(out);
+}
+
+/* Read what is there; emit complete lines; at EOF emit the rest. */
+static void
+pump(struct launch_state *s, long rank, struct stream *st)
+{
+	char chunk[16384];
+	ssize_t r;
+
+	while ((r = read(st->fd, chunk, sizeof(chunk))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			break;
+		}
+		char *nb = realloc(st->buf, st->len + (size_t)r);
+		if (nb == NULL)
+			break;
+		st->buf = nb;
+		memcpy(st->buf + st->len, chunk, (size_t)r);
+		st->len += (size_t)r;
+
+		size_t start = 0;
+		for (size_t i = 0; i < st->len; i++) {
+			if (st->buf[i] == '\n' || i - start >= LINE_MAX_BYTES) {
+				emit(s, rank, st->to, st->buf + start, i - start);
+				start = i + (st->buf[i] == '\n');
+			}
+		}
+		memmove(st->buf, st->buf + start, st->len - start);
+		st->len -= start;
+	}
+	if (st->len > 0)
+		emit(s, rank, st->to, st->buf, st->len);
+	free(st->buf);
+	st->buf = NULL;
+	st->len = 0;
+	close(st->fd);
+	st->fd = -1;
+}
+
+static void
+set_env(const char *name, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	setenv(name, buf, 1);
+}
+
+/* In the child, between fork and exec: only async-signal-safe-enough work. */
+static void
+child_exec(struct launch_state *s, long rank, int out[2], int err[2])
+{
+	const struct ac_launch *l = s->l;
+	long node = rank / l->nproc;
+	char dir[4200];
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (l->tag) {
+		dup2(out[1], STDOUT_FILENO);
+		dup2(err[1], STDERR_FILENO);
+	}
+	/* stdin goes to rank 0 only, as mpirun does: readers must not race. */
+	if (rank != 0) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && fd != STDIN_FILENO) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s/node%ld", s->base, node);
+	set_env("ACCELCTL_RANK", rank);
+	set_env("ACCELCTL_WORLD_SIZE", l->nproc * l->nnodes);
+	set_env("ACCELCTL_LOCAL_RANK", rank % l->nproc);
+	set_env("ACCELCTL_LOCAL_WORLD_SIZE", l->nproc);
+	set_env("ACCELCTL_NODE_RANK", node);
+	set_env("ACCELCTL_NNODES", l->nnodes);
+	setenv("ACCELCTL_JOB_ID", s->job_id, 1);
+	setenv("ACCELCTL_RUNTIME_DIR", dir, 1);
+	_exit(ac_exec(l->argv));
+}
+
+static int
+spawn(struct launch_state *s, long rank)
+{
+	struct child *c = &s->kids[rank];
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+
+	if (s->l->tag && (pipe2(out, O_CLOEXEC) == -1 ||
+	    pipe2(err, O_CLOEXEC) == -1)) {
+		ac_warn("pipe");
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	if ((c->pid = fork()) == -1) {
+		ac_warn("fork");
+		c->pid = 0;
+		return -1;
+	}
+	if (c->pid == 0)
+		child_exec(s, rank, out, err);
+	s->running++;
+	c->out.fd = out[0];
+	c->err.fd = err[0];
+	c->out.to = STDOUT_FILENO;
+	c->err.to = STDERR_FILENO;
+	if (s->l->tag) {
+		close(out[1]);
+		close(err[1]);
+		fcntl(out[0], F_SETFL, O_NONBLOCK);
+		fcntl(err[0], F_SETFL, O_NONBLOCK);
+	}
+	return 0;
+}
+
+static void
+signal_all(struct launch_state *s, int sig)
+{
+	for (long i = 0; i < s->n; i++)
+		if (s->kids[i].pid > 0)
+			kill(s->kids[i].pid, sig);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Reap every child that exited; remember the first failure. */
+static int
+reap(struct launch_state *s)
+{
+	int status, failed = 0;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (long i = 0; i < s->n; i++) {
+			if (s->kids[i].pid != pid)
+				continue;
+			int code = ac_exit_code(status);
+			s->kids[i].pid = 0;
+			s->running--;
+			if (code != 0 && s->first_bad == 0)
+				s->first_bad = code;
+			if (code != 0)
+				failed = 1;
+		}
+	}
+	return failed;
+}
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int
+make_dirs(struct launch_state *s)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4200];
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	snprintf(s->base, sizeof(s->base), "%s/accelctl-launch.XXXXXX", tmp);
+	if (mkdtemp(s->base) == NULL) {
+		ac_warn("cannot create a directory in %s", tmp);
+		s->base[0] = '\0';
+		return -1;
+	}
+	/* mkdtemp's random suffix and our pid make the job id unique. */
+	snprintf(s->job_id, sizeof(s->job_id), "launch-%s-%ld",
+	    strrchr(s->base, '.') + 1, (long)getpid());
+	for (long node = 0; node < s->l->nnodes; node++) {
+		snprintf(dir, sizeof(dir), "%s/node%ld", s->base, node);
+		if (mkdir(dir, 0700) == -1) {
+			ac_warn("cannot create %s", dir);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+loop(struct launch_state *s, int sfd)
+{
+	long deadline = -1;
+	struct pollfd *pfd = calloc((size_t)s->n * 2 + 1, sizeof(*pfd));
+
+	if (pfd == NULL) {
+		ac_warn("out of memory");
+		return -1;
+	}
+	while (s->running > 0) {
+		int np = 0, timeout = -1;
+
+		pfd[np++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (long i = 0; i < s->n; i++) {
+			if (s->kids[i].out.fd >= 0)
+				pfd[np++] = (struct pollfd){ .fd = s->kids[i].out.fd, .events = POLLIN };
+			if (s->kids[i].err.fd >= 0)
+				pfd[np++] = (struct pollfd){ .fd = s->kids[i].err.fd, .events = POLLIN };
+		}
+		if (deadline >= 0)
+			timeout = (int)(deadline > now_ms() ? deadline - now_ms() : 0);
+		if (poll(pfd, (nfds_t)np, timeout) == -1 && errno != EINTR) {
+			ac_warn("poll");
+			break;
+		}
+		if (deadline >= 0 && now_ms() >= deadline) {
+			signal_all(s, SIGKILL);
+			deadline = -1;
+		}
+		for (long i = 0; i < s->n; i++) {
+			for (int k = 0; k < 2; k++) {
+				struct stream *st = k ? &s->kids[i].err : &s->kids[i].out;
+				for (int j = 1; j < np; j++)
+					if (st->fd >= 0 && pfd[j].fd == st->fd &&
+					    pfd[j].revents != 0)
+						pump(s, i, st);
+			}
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+
+		struct signalfd_siginfo si;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				if (reap(s) && s->l->kill_on_bad_exit &&
+				    deadline < 0 && s->running > 0) {
+					signal_all(s, SIGTERM);
+					deadline = now_ms() + KILL_WAIT_MS;
+				}
+			} else if (si.ssi_code != SI_KERNEL)
+				signal_all(s, (int)si.ssi_signo);
+		}
+	}
+	free(pfd);
+	/* Children are gone; take what their pipes still hold, without waiting
+	 * for grandchildren that may keep them open. */
+	for (long i = 0; i < s->n; i++) {
+		if (s->kids[i].out.fd >= 0)
+			pump(s, i, &s->kids[i].out);
+		if (s->kids[i].err.fd >= 0)
+			pump(s, i, &s->kids[i].err);
+	}
+	return 0;
+}
+
+int
+ac_launch_run(const struct ac_launch *l)
+{
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+	    SIGUSR2, SIGCHLD };
+	struct launch_state s = { .l = l, .n = l->nproc * l->nnodes };
+	sigset_t mask, old;
+	int sfd, rc = AC_EXIT_FAILED;
+
+	for (long m = s.n - 1; m > 0; m /= 10)
+		s.width++;
+	if (s.width == 0)
+		s.width = 1;
+	if ((s.kids = calloc((size_t)s.n, sizeof(*s.kids))) == NULL) {
+		ac_warn("out of memory");
+		return AC_EXIT_FAILED;
+	}
+	for (long i = 0; i < s.n; i++)
+		s.kids[i].out.fd = s.kids[i].err.fd = -1;
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		sigaddset(&mask, fwd[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	signal(SIGPIPE, SIG_IGN);
+	if ((sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+		ac_warn("signalfd");
+		goto out;
+	}
+	if (make_dirs(&s) == -1)
+		goto out;
+	for (long i = 0; i < s.n; i++) {
+		if (spawn(&s, i) == -1) {
+			signal_all(&s, SIGTERM);
+			break;
+		}
+	}
+	if (loop(&s, sfd) == 0)
+		rc = s.first_bad;
+	if (s.running > 0) {
+		signal_all(&s, SIGKILL);
+		while (waitpid(-1, NULL, 0) > 0)
+			;
+	}
+out:
+	if (s.base[0] != '\0')
+		nftw(s.base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(s.kids);
+	return rc;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# deps.sh: install the Debian packages accelctl needs that are missing (non-interactive).
+#
+#   sh tests/deps.sh build   what building needs
+#   sh tests/deps.sh test    building and the whole test suite
+#   sh tests/deps.sh bench   the benchmarks under tests/bench
+#
+# Only missing packages are installed, so a second run costs one dpkg query.
+set -eu
+
+build="cmake gcc make libc6-dev pkg-config libhiredis-dev libcurl4-openssl-dev"
+test="$build shunit2 valgrind mandoc man-db bash-completion zsh fish python3 procps"
+bench="$build hyperfine time python3"
+
+case ${1:-test} in
+build) want=$build ;;
+test) want=$test ;;
+bench) want=$bench ;;
+*) echo "usage: sh tests/deps.sh build|test|bench" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps.sh: installing:$missing" >&2
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "deps.sh: run as root, or install:$missing" >&2; exit 1; }
+	sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

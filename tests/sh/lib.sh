@@ -1,0 +1,61 @@
+# lib.sh: shared set-up for the shunit2 suites; sourced by every tests/sh/t_*.sh.
+#
+# ctest passes ACCELCTL (the binary under test) and ACCELCTL_SRC (the source
+# tree). Every accelctl call of a test runs in a clean environment (env -i) so
+# that the variables of whatever runs the suite (a CI job inside Slurm, say)
+# cannot change what is detected.
+
+: "${ACCELCTL:?set ACCELCTL to the accelctl binary}"
+: "${ACCELCTL_SRC:?set ACCELCTL_SRC to the source tree}"
+ACCELCTL_BIN_DIR=$(cd "$(dirname "$ACCELCTL")" && pwd)
+FIXTURES=${FIXTURES:-$ACCELCTL_SRC/tests/fixtures/launcher-env}
+SKIP=77
+
+# The suite's private scratch directory; removed by shunit2 itself.
+scratch() { printf '%s\n' "${SHUNIT_TMPDIR:?}"; }
+
+# run VAR=VALUE... -- ARGS...: run accelctl ARGS in a clean environment with
+# only the given variables, capturing stdout, stderr and the exit code into
+# $out, $err and $rc. Blocking calls are bounded so a bug fails, never hangs.
+run() {
+	local vars=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
+	shift
+	local d; d=$(scratch)
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="${HOME:-/}" \
+		TMPDIR="$d" "${vars[@]}" timeout 20 "$ACCELCTL" "$@" >"$d/out" 2>"$d/err"
+	rc=$?
+	out=$(cat "$d/out")
+	err=$(cat "$d/err")
+}
+
+# run_fixture FILE ARGS...: accelctl ARGS in the environment captured in FILE.
+run_fixture() {
+	local file=$1; shift
+	local vars=()
+	while IFS= read -r line; do
+		[ -n "$line" ] && vars+=("$line")
+	done <"$file"
+	run "${vars[@]}" -- "$@"
+}
+
+assertRc() { assertEquals "exit code of: $2 (stderr: $err)" "$1" "$rc"; }
+assertErrMatches() {
+	case $err in
+	*"$1"*) ;;
+	*) fail "stderr does not contain '$1': $err" ;;
+	esac
+}
+assertOneLineErr() {
+	assertEquals "stderr is one line: $err" 1 "$(printf '%s\n' "$err" | grep -c .)"
+}
+
+# Find shunit2 where Debian puts it, or on PATH.
+load_shunit2() {
+	local s
+	for s in "${SHUNIT2:-}" /usr/bin/shunit2 /usr/share/shunit2/shunit2 "$(command -v shunit2)"; do
+		[ -n "$s" ] && [ -f "$s" ] && { . "$s"; return; }
+	done
+	echo "shunit2 not found: install the shunit2 package" >&2
+	exit 1
+}

@@ -1,0 +1,77 @@
+# t_cli.sh: the command line itself: --help, --version, --list-commands, unknown words.
+. "$(dirname "$0")/lib.sh"
+
+testNoArguments() {
+	run --
+	assertRc 2 "no arguments"
+	assertErrMatches "usage: accelctl COMMAND"
+}
+
+testHelp() {
+	local c
+	for c in --help -h; do
+		run -- $c
+		assertRc 0 "accelctl $c"
+		assertContains "$out" "usage: accelctl COMMAND"
+		assertContains "$out" "Exit codes:"
+	done
+}
+
+testVersion() {
+	run -- --version
+	assertRc 0 "--version"
+	assertContains "$out" "accelctl 0."
+	assertContains "$out" "features:"
+}
+
+testListCommands() {
+	run -- --list-commands
+	assertRc 0 "--list-commands"
+	assertContains "$out" "is-main"
+	assertContains "$out" "launch"
+	assertEquals "one name a line, no blanks" "" "$(printf '%s\n' "$out" | grep -v '^[a-z-]*$')"
+}
+
+testUnknownCommandSuggests() {
+	run -- is-mian
+	assertRc 2 "typo"
+	assertEquals "accelctl: unknown command 'is-mian'; did you mean 'is-main'?" "$err"
+	run -- on-proces 1 -- true
+	assertErrMatches "did you mean 'on-process'?"
+	run -- frobnicate
+	assertRc 2 "unknown"
+	assertEquals "accelctl: unknown command 'frobnicate'; see 'accelctl --help'" "$err"
+}
+
+# Names are matched exactly: a prefix is not a command.
+testNoPrefixMatching() {
+	run -- is -- true
+	assertRc 2 "prefix"
+	run -- info2
+	assertRc 2 "suffix"
+}
+
+testUnknownGlobalOption() {
+	run -- --frob
+	assertRc 2 "--frob"
+	assertErrMatches "accelctl: unknown option '--frob'"
+}
+
+testEveryCommandHasHelp() {
+	local c
+	for c in $("$ACCELCTL" --list-commands); do
+		run -- "$c" --help
+		assertRc 0 "$c --help"
+		case $out in "usage: accelctl $c"*) ;; *) fail "$c --help starts with its usage: $out" ;; esac
+		run -- "$c" -h
+		assertRc 0 "$c -h"
+	done
+}
+
+testHelpWriteError() {
+	if [ ! -w /dev/full ]; then startSkipping; fi
+	"$ACCELCTL" --help >/dev/full 2>/dev/null
+	assertEquals 125 $?
+}
+
+load_shunit2

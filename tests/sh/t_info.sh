@@ -1,0 +1,62 @@
+# t_info.sh: info in text, --json and --shell, round trips, and errors.
+. "$(dirname "$0")/lib.sh"
+
+SLURM="SLURM_PROCID=3 SLURM_STEP_ID=0 SLURM_STEP_NUM_TASKS=5 SLURM_LOCALID=0 SLURM_NODEID=1 SLURM_STEP_NUM_NODES=3 SLURM_STEP_TASKS_PER_NODE=3,1(x2) SLURM_JOB_ID=42"
+
+testText() {
+	# shellcheck disable=SC2086
+	run $SLURM -- info
+	assertRc 0 info
+	assertContains "$out" "launcher          slurm"
+	assertContains "$out" "local_world_size  1        (SLURM_STEP_TASKS_PER_NODE)"
+	assertContains "$out" "job_id            42.0 (SLURM_JOB_ID.SLURM_STEP_ID)"
+}
+
+testJson() {
+	# shellcheck disable=SC2086
+	run $SLURM -- info --json
+	assertRc 0 "info --json"
+	assertEquals '{"launcher":"slurm","rank":3,"world_size":5,"local_rank":0,"local_world_size":1,"node_rank":1,"nnodes":3,"job_id":"42.0"}' "$out"
+	if command -v python3 >/dev/null; then
+		echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"launcher","rank","world_size","local_rank","local_world_size","node_rank","nnodes","job_id"}'
+		assertTrue "valid JSON with the documented keys" $?
+	fi
+}
+
+testJsonUnknownIsNull() {
+	run OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 -- info --json
+	assertContains "$out" '"node_rank":null,"nnodes":null'
+	run OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 -- info --shell
+	assertNotContains "$out" "ACCELCTL_NODE_RANK"
+}
+
+# eval "$(accelctl info --shell)" gives the explicit row the same answers.
+testShellRoundTrip() {
+	local vars first
+	# shellcheck disable=SC2086
+	run $SLURM -- info --shell
+	assertRc 0 "info --shell"
+	assertContains "$out" "ACCELCTL_RANK=3"
+	assertContains "$out" "ACCELCTL_JOB_ID='42.0'"
+	first=$(env -i $SLURM "$ACCELCTL" info --json)
+	vars=$(env -i sh -c 'eval "$1"; set -a; eval "$1"; env | grep ^ACCELCTL_' sh "$out")
+	# shellcheck disable=SC2086
+	run $vars -- info --json
+	assertEquals "${first/slurm/explicit}" "$out"
+}
+
+testErrors() {
+	run -- info --json --shell
+	assertRc 2 "both formats"
+	assertErrMatches "accelctl: info: --json and --shell exclude each other"
+	run -- info --yaml
+	assertRc 2 "unknown format"
+	assertErrMatches "unknown option '--yaml'"
+	run -- info extra
+	assertRc 2 "extra argument"
+	run RANK=x WORLD_SIZE=2 -- info --json
+	assertRc 2 "bad env"
+	assertEquals "" "$out"
+}
+
+load_shunit2

@@ -1,0 +1,132 @@
+# t_launch.sh: accelctl launch: the environment of each process, --tag, exit statuses,
+# --kill-on-bad-exit, signal forwarding, stdin, clean-up, and bad input.
+. "$(dirname "$0")/lib.sh"
+
+testEnvironmentOfEachProcess() {
+	run -- launch -n 2 --nnodes 2 -- sh -c 'echo "$ACCELCTL_RANK $ACCELCTL_WORLD_SIZE $ACCELCTL_LOCAL_RANK $ACCELCTL_LOCAL_WORLD_SIZE $ACCELCTL_NODE_RANK $ACCELCTL_NNODES"'
+	assertRc 0 launch
+	assertEquals "0 4 0 2 0 2
+1 4 1 2 0 2
+2 4 0 2 1 2
+3 4 1 2 1 2" "$(printf '%s\n' "$out" | sort)"
+}
+
+testJobIdSharedAndFresh() {
+	run -- launch -n 3 -- sh -c 'echo $ACCELCTL_JOB_ID'
+	assertEquals "one job id in one launch" 1 "$(printf '%s\n' "$out" | sort -u | wc -l)"
+	local first=$out
+	run -- launch -n 3 -- sh -c 'echo $ACCELCTL_JOB_ID'
+	assertNotEquals "a fresh job id per launch" "$(printf '%s\n' "$first" | head -1)" "$(printf '%s\n' "$out" | head -1)"
+}
+
+testRuntimeDirPerNodeAndRemoved() {
+	run -- launch -n 2 -N 3 -- sh -c 'test -d "$ACCELCTL_RUNTIME_DIR" && stat -c "%a $ACCELCTL_NODE_RANK %n" "$ACCELCTL_RUNTIME_DIR"'
+	assertRc 0 "dirs exist"
+	assertEquals "one directory per simulated node" 3 "$(printf '%s\n' "$out" | awk '{print $3}' | sort -u | wc -l)"
+	assertEquals "mode 0700" "700" "$(printf '%s\n' "$out" | awk '{print $1}' | sort -u)"
+	local d; d=$(printf '%s\n' "$out" | head -1 | awk '{print $3}')
+	assertFalse "removed after the launch" "[ -e '$d' ]"
+	assertFalse "parent removed too" "[ -e '$(dirname "$d")' ]"
+}
+
+testDetectionInsideLaunch() {
+	run -- launch -n 2 -N 2 -- sh -c 'accelctl is-main && echo main; accelctl on-local-main -- echo "lm$ACCELCTL_NODE_RANK"; accelctl on-process 3 -- echo p3'
+	assertRc 0 "launch"
+	assertEquals "lm0
+lm1
+main
+p3" "$(printf '%s\n' "$out" | sort)"
+}
+
+testTagPrefixesWholeLines() {
+	run -- launch -n 12 --tag -- sh -c 'i=0; while [ $i -lt 50 ]; do echo "line from $ACCELCTL_RANK"; i=$((i+1)); done; echo "err $ACCELCTL_RANK" >&2; printf "tail"'
+	assertRc 0 "launch --tag"
+	assertEquals "12 x 51 lines" 612 "$(printf '%s\n' "$out" | wc -l)"
+	# Every line is "R: line from R" with R right-aligned to two digits, or the tail.
+	assertEquals "no torn or mislabelled lines" "" "$(printf '%s\n' "$out" | grep -vE '^ ?([0-9]+): (line from \1|tail)$')"
+	assertContains "$out" " 0: line from 0"
+	assertContains "$out" "11: tail"
+	assertContains "$err" " 7: err 7"
+	run -- launch -n 2 -l -- echo x
+	assertEquals "0: x
+1: x" "$(printf '%s\n' "$out" | sort)"
+}
+
+testFirstNonZeroStatus() {
+	run -- launch -n 3 -- sh -c 'case $ACCELCTL_RANK in 0) exit 0;; 1) sleep 0.3; exit 4;; 2) exit 5;; esac'
+	assertRc 5 "first failure in time"
+	run -- launch -n 2 -- sh -c 'exit 0'
+	assertRc 0 "all succeed"
+	run -- launch -n 2 -- sh -c '[ $ACCELCTL_RANK = 1 ] && kill -9 $$; exit 0'
+	assertRc 137 "killed by SIGKILL is 128+9"
+}
+
+testNotFound() {
+	run -- launch -n 2 -- /no/such/thing
+	assertRc 127 "not found"
+	assertErrMatches "accelctl: launch: cannot run '/no/such/thing'"
+}
+
+testKillOnBadExit() {
+	local t0 t1
+	t0=$(date +%s)
+	run -- launch -n 3 --kill-on-bad-exit -- sh -c '[ $ACCELCTL_RANK = 1 ] && exit 9; exec sleep 30'
+	t1=$(date +%s)
+	assertRc 9 "status of the failing rank"
+	assertTrue "the others were stopped at once ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 5 ]"
+}
+
+# A process that ignores SIGTERM is killed after the grace period.
+testKillOnBadExitEscalates() {
+	local t0 t1
+	t0=$(date +%s)
+	run -- launch -n 2 -K -- sh -c '[ $ACCELCTL_RANK = 1 ] && exit 3; trap "" TERM; sleep 30 & wait; wait'
+	t1=$(date +%s)
+	assertRc 3 "status"
+	assertTrue "SIGKILL after the grace period ($((t1 - t0))s)" "[ $((t1 - t0)) -le 9 ]"
+}
+
+testSignalsForwarded() {
+	local d; d=$(scratch)/sig; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 3 -- \
+		sh -c "trap 'echo got >$d/\$ACCELCTL_RANK; exit 7' TERM; touch $d/up.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
+	local pid=$! i=0
+	while [ "$(ls "$d" | grep -c up)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM "$pid"
+	timeout 10 tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	assertEquals "exit status of the children" 7 $?
+	assertEquals "every process got SIGTERM" "0 1 2" "$(ls "$d" | grep -v up | sort | tr '\n' ' ' | sed 's/ $//')"
+}
+
+testStdinToRankZeroOnly() {
+	local out
+	out=$(echo hello | env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" timeout 10 "$ACCELCTL" launch -n 3 -- sh -c 'read -r x; echo "$ACCELCTL_RANK:$x"')
+	assertEquals "0:hello
+1:
+2:" "$(printf '%s\n' "$out" | sort)"
+}
+
+testBadInput() {
+	local a
+	for a in "-n 0" "-n -1" "-n x" "-n 4097" "-n 2 --nnodes 0" "-n 2 -N 1025" "-n 1x"; do
+		# shellcheck disable=SC2086
+		run -- launch $a -- true
+		assertRc 2 "launch $a"
+		assertErrMatches "accelctl: launch: invalid"
+	done
+	run -- launch -- true
+	assertRc 2 "missing -n"
+	assertErrMatches "missing -n K"
+	run -- launch -n 2 true
+	assertRc 2 "missing --"
+	run -- launch -n 2 --
+	assertRc 2 "missing CMD"
+	run -- launch -n 2 -N
+	assertRc 2 "missing value"
+	assertErrMatches "option '--nnodes' needs a value M"
+	run -- launch -n 256 -N 257 -- true
+	assertRc 2 "too many"
+}
+
+load_shunit2
