@@ -97,7 +97,9 @@ command_help(const struct ac_cmd *cmd)
 		    o->argname ? o->argname : "");
 		printf("  %-24s %s\n", o->shrt ? left : left + 2, o->help);
 	}
-	printf("  %-24s %s\n", "-h, --help", "show this help");
+	/* print takes no options, so only "--help" alone is one (not "-h"). */
+	printf("  %-24s %s\n", cmd->raw ? "--help" : "-h, --help",
+	    "show this help");
 }
 
 static void

@@ -1,0 +1,78 @@
+# accelctl.bash: bash completion for accelctl.
+#
+# Works with bash-completion (then the child command after "--" is completed
+# by its own completion, as bash-completion's timeout does) and without it
+# (then the child's command word comes from compgen -c and its arguments are
+# file names). The word lists are copies of "accelctl --list-commands" and
+# "accelctl CMD --help": tests/sh/t_docs.sh fails when they drift apart.
+
+_accelctl_commands='is-main is-local-main on-main on-local-main on-process
+on-local-process print info launch'
+_accelctl_global_opts='-h --help --version --list-commands'
+
+# _accelctl_opts CMD: the options of CMD, as its --help lists them.
+_accelctl_opts()
+{
+	case $1 in
+	info) echo '--json --shell -h --help' ;;
+	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -h --help' ;;
+	# print parses no options: only a lone --help (and a leading --) mean something.
+	print) echo '-- --help' ;;
+	on-main | on-local-main | on-process | on-local-process) echo '-- -h --help' ;;
+	*) echo '-h --help' ;;
+	esac
+}
+
+# _accelctl_child OFFSET: complete COMP_WORDS[OFFSET...] as a command line of its own.
+_accelctl_child()
+{
+	if declare -F _command_offset >/dev/null; then
+		_command_offset "$1"
+	elif declare -F _comp_command_offset >/dev/null; then
+		_comp_command_offset "$1"
+	elif ((COMP_CWORD == $1)); then
+		mapfile -t COMPREPLY < <(compgen -c -- "${COMP_WORDS[COMP_CWORD]}" | sort -u)
+	else
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "${COMP_WORDS[COMP_CWORD]}")
+	fi
+}
+
+_accelctl()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]}
+	local cmd=${COMP_WORDS[1]} i
+	COMPREPLY=()
+
+	if ((COMP_CWORD == 1)); then
+		if [[ $cur == -* ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_global_opts" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_commands" -- "$cur")
+		fi
+		return 0
+	fi
+
+	# print takes free text: offer its -- and --help only as the first word.
+	if [[ $cmd == print ]]; then
+		((COMP_CWORD == 2)) && [[ $cur == -* ]] &&
+			mapfile -t COMPREPLY < <(compgen -W "$(_accelctl_opts print)" -- "$cur")
+		return 0
+	fi
+
+	# After "--" comes the child command: complete it as if typed alone.
+	for ((i = 2; i < COMP_CWORD; i++)); do
+		if [[ ${COMP_WORDS[i]} == -- ]]; then
+			_accelctl_child $((i + 1))
+			return 0
+		fi
+	done
+
+	# Only options are offered: positionals (N, K, M) are numbers.
+	if [[ $cur == -* ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$(_accelctl_opts "$cmd")" -- "$cur")
+	fi
+	return 0
+}
+
+complete -F _accelctl accelctl

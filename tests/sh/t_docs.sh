@@ -1,0 +1,136 @@
+# t_docs.sh: --help, the man page and the three completions name the binary's subcommands and options.
+. "$(dirname "$0")/lib.sh"
+
+MAN=$ACCELCTL_SRC/man/accelctl.1
+COMPL=$ACCELCTL_SRC/completions
+
+# sorted: the words of stdin, one a line, sorted and unique; the form every
+# list is compared in, so a name gained or lost in any source shows in the diff.
+sorted() { tr -s ' \t' '\n\n' | grep . | LC_ALL=C sort -u; }
+
+oneTimeSetUp() {
+	run -- --list-commands
+	COMMANDS=$(printf '%s\n' "$out" | sorted)
+	[ -n "$COMMANDS" ] || { echo "accelctl --list-commands printed nothing" >&2; exit 1; }
+}
+
+# bash_offers LINE: the candidates of completions/accelctl.bash for LINE (the
+# cursor at its end), without bash-completion: what the file itself offers.
+bash_offers() {
+	bash --norc --noprofile -c '
+		. "$1"
+		COMP_LINE=$2 COMP_POINT=${#2}
+		read -ra COMP_WORDS <<<"$2"
+		[[ $2 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_accelctl accelctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPL/accelctl.bash" "$1" 2>/dev/null
+}
+
+# man_text: the man page as rendered, without overstrike, in ASCII.
+man_text() {
+	if command -v mandoc >/dev/null; then
+		mandoc -T ascii "$MAN"
+	else
+		MANWIDTH=80 LC_ALL=C MANPAGER=cat man -l "$MAN"
+	fi | sed 's/.\x08//g'
+}
+
+testHelpListsEveryCommand() {
+	run -- --help
+	assertRc 0 "accelctl --help"
+	# The command lines of --help: two spaces, a name; up to the exit codes.
+	local names
+	names=$(printf '%s\n' "$out" | awk '/^Exit codes:/ { exit }
+		/^  [a-z][a-z0-9-]*( |$)/ { print $1 }')
+	assertEquals "commands in accelctl --help" "$COMMANDS" "$(printf '%s\n' "$names" | sorted)"
+}
+
+testManCommandsSection() {
+	# ".It Cm NAME" at the top level of the COMMANDS list (the options of a
+	# command are a nested list).
+	local names
+	names=$(awk '/^\.Sh / { in_sec = ($2 == "COMMANDS"); next }
+		!in_sec { next }
+		/^\.Bl/ { depth++ } /^\.El/ { depth-- }
+		depth == 1 && /^\.It Cm / { print $3 }' "$MAN")
+	assertEquals "commands in man/accelctl.1 COMMANDS" "$COMMANDS" "$(printf '%s\n' "$names" | sorted)"
+}
+
+testBashCompletionCommands() {
+	assertEquals "commands completed by accelctl.bash" "$COMMANDS" \
+		"$(bash_offers 'accelctl ' | sorted)"
+}
+
+testZshCompletionCommands() {
+	# The entries 'NAME:description' of the commands=( ... ) array.
+	local names
+	names=$(awk '/^commands=\(/ { on = 1; next } on && /^\)/ { exit }
+		on { sub(/^[\t ]*'\''/, ""); sub(/:.*/, ""); print }' "$COMPL/_accelctl")
+	assertEquals "commands in _accelctl" "$COMMANDS" "$(printf '%s\n' "$names" | sorted)"
+}
+
+testFishCompletionCommands() {
+	# The subcommands offered (-a NAME) and those that end the command list
+	# ("set -l commands"): both must be complete.
+	local offered listed
+	offered=$(sed -n 's/.*subcommand_from \$commands" -a \([^ ]*\) .*/\1/p' "$COMPL/accelctl.fish")
+	listed=$(sed -n 's/^set -l commands //p' "$COMPL/accelctl.fish")
+	assertEquals "commands offered by accelctl.fish" "$COMMANDS" "$(printf '%s\n' "$offered" | sorted)"
+	assertEquals "set -l commands of accelctl.fish" "$COMMANDS" "$(printf '%s\n' "$listed" | sorted)"
+}
+
+testManLint() {
+	command -v mandoc >/dev/null || startSkipping
+	local lint
+	lint=$(mandoc -T lint -W warning "$MAN" 2>&1)
+	assertEquals "mandoc -T lint -W warning" "" "$lint"
+}
+
+testEveryCommandHelp() {
+	local c
+	for c in $COMMANDS; do
+		run -- "$c" --help
+		assertRc 0 "accelctl $c --help"
+		case ${out%%$'\n'*} in
+		"usage: accelctl $c" | "usage: accelctl $c "*) ;;
+		*) fail "accelctl $c --help: usage line is '${out%%$'\n'*}'" ;;
+		esac
+	done
+}
+
+# help_options CMD: the options in the Options: list of "accelctl CMD --help".
+help_options() {
+	run -- "$1" --help
+	printf '%s\n' "$out" | awk '/^Options:/ { on = 1; next }
+		on { for (i = 1; i <= NF; i++) { w = $i; sub(/,$/, "", w)
+			if (w !~ /^-/) break; print w } }'
+}
+
+testOptionsDocumented() {
+	local c o offers block where page
+	page=$(man_text)
+	for c in $COMMANDS; do
+		offers=$(bash_offers "accelctl $c -")
+		# The man entry of c: from its ".It" line to the next entry.
+		block=$(printf '%s\n' "$page" | awk -v c="$c" '
+			/^     [^ ]/ { on = ($1 == c) } on')
+		for o in $(help_options "$c"); do
+			where=$block
+			case $o in
+			-h | --help)
+				# Skip a help spelling the command does not take (print
+				# parses no options: its -h is a word to print).
+				run -- "$c" "$o"
+				case $out in "usage: accelctl $c"*) ;; *) continue ;; esac
+				where=$page ;; # the man page documents help once, for all
+			esac
+			printf '%s\n' "$offers" | grep -qxF -- "$o" ||
+				fail "accelctl.bash does not offer $o for $c"
+			printf '%s\n' "$where" | grep -qE -- "(^|[^-[:alnum:]])$o([^-[:alnum:]]|\$)" ||
+				fail "man/accelctl.1 does not document $o of $c"
+		done
+	done
+}
+
+load_shunit2
