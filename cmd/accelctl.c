@@ -21,8 +21,14 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_on_process,
 	&cmd_on_local_process,
 	&cmd_print,
+	&cmd_barrier,
+	&cmd_main_first,
+	&cmd_broadcast,
+	&cmd_abort,
+	&cmd_status,
 	&cmd_info,
 	&cmd_launch,
+	&cmd_helper,
 	NULL
 };
 
@@ -43,8 +49,7 @@ ac_print_usage(const struct ac_cmd *cmd, int to_stderr)
 {
 	FILE *f = to_stderr ? stderr : stdout;
 
-	fprintf(f, "usage: accelctl %s%s%s%s\n", cmd->name,
-	    cmd->opts != NULL ? " [options]" : "", *cmd->args ? " " : "",
+	fprintf(f, "usage: accelctl %s%s%s\n", cmd->name, *cmd->args ? " " : "",
 	    cmd->args);
 }
 

@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "msg.h"
+#include "sync.h"
 #include "topo.h"
 
 /* What follows the positionals. */
@@ -44,14 +45,29 @@ int ac_cmd_topo(struct ac_topo *t);
  */
 int ac_cmd_need_local(const struct ac_topo *t);
 
+/* The options of the on-* commands: --wait, --timeout. */
+extern const struct ac_optdef ac_on_opts[];
+
 /* The shared bodies of is-main / is-local-main and of the on-* commands. */
 int ac_cmd_is(int local);
 int ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local,
     int indexed);
 
+/*
+ * For barrier, broadcast, main-first, on-* --wait: detect, and refuse a job
+ * that spans nodes without a rendezvous (NODE_SCOPE: only this node meets).
+ * Returns 0 or an exit code after printing why.
+ */
+int ac_cmd_sync_topo(struct ac_topo *t, int node_scope);
+/* ac_sync_init with --timeout and the progress interval; 0 or exit code 2. */
+int ac_cmd_sync_init(struct ac_sync *s, const struct ac_topo *t,
+    const char *timeout_opt, int op, int scope, int role, const char *key,
+    const char *what, int64_t source);
+
 /* The subcommands: one file each in cmd/. */
 extern const struct ac_cmd cmd_is_main, cmd_is_local_main, cmd_on_main,
     cmd_on_local_main, cmd_on_process, cmd_on_local_process, cmd_print,
-    cmd_info, cmd_launch;
+    cmd_info, cmd_launch, cmd_barrier, cmd_main_first, cmd_broadcast,
+    cmd_abort, cmd_status, cmd_helper;
 
 #endif

@@ -44,6 +44,46 @@ ac_cmd_is(int local)
 	return t.v[AC_LRANK] == 0 ? AC_EXIT_OK : AC_EXIT_NO;
 }
 
+const struct ac_optdef ac_on_opts[] = {
+	{ "wait", 'w', NULL, "the others wait for CMD and exit with its status" },
+	{ "timeout", 't', "DURATION", "with --wait, how long the others wait (default 30m)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+/*
+ * --wait: the selected process runs CMD as a child and hands its status to
+ * the helper; the others wait for it and exit with it (3 if it dies).
+ */
+static int
+on_wait(const struct ac_cmd *cmd, struct ac_args *a, struct ac_topo *t,
+    int local, long index, int selected)
+{
+	char key[AC_KEY_MAX], what[128];
+	struct ac_sync s;
+	int rc, status;
+
+	snprintf(key, sizeof(key), "w:%s:%ld", cmd->name, index);
+	snprintf(what, sizeof(what), "%s %ld", local ? "local rank" : "rank",
+	    index);
+	if ((rc = ac_cmd_sync_init(&s, t, a->val[1], AC_OP_RESULT,
+	    local ? AC_SCOPE_NODE : AC_SCOPE_JOB,
+	    selected ? AC_ROLE_SOURCE : AC_ROLE_WAIT, key, what, index)) != 0)
+		return rc;
+	if (!selected) {
+		if ((rc = ac_sync_wait(t, &s)) == 0)
+			rc = (int)(s.result > 255 ? 255 : s.result);
+		ac_sync_free(&s);
+		return rc;
+	}
+	if ((rc = ac_sync_source_begin(t, &s)) == 0) {
+		status = ac_sync_run_cmd(t, &s, a->child);
+		if ((rc = ac_sync_source_finish(t, &s, status, NULL, 0)) == 0)
+			rc = status;
+	}
+	ac_sync_free(&s);
+	return rc;
+}
+
 /*
  * on-main, on-local-main, on-process N, on-local-process N. The index is
  * checked before the environment is read: "on-process 1x" is a usage error
@@ -59,7 +99,13 @@ ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
 	if (indexed && ac_parse_uint(a->pos[0], 16777215L, &index, &why) == -1)
 		return ac_usage_error(cmd, "invalid process index '%.40s': %s",
 		    a->pos[0], why);
-	if (ac_cmd_topo(&t) == -1)
+	if (a->val[1] != NULL && !a->seen[0])
+		return ac_usage_error(cmd, "--timeout needs --wait");
+	if (a->seen[0]) {
+		int rc = ac_cmd_sync_topo(&t, local);
+		if (rc != 0)
+			return rc;
+	} else if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
 	/* One process runs every on-* whatever N, as Accelerate does. */
 	if (t.v[AC_WORLD] == 1)
@@ -75,6 +121,8 @@ ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
 		    size == 1 ? "" : "es", size - 1);
 		return AC_EXIT_USAGE;
 	}
+	if (a->seen[0])
+		return on_wait(cmd, a, &t, local, index, mine == index);
 	if (mine != index)
 		return AC_EXIT_OK;
 	return ac_exec(a->child);

@@ -245,12 +245,23 @@ reap(struct launch_state *s)
 	return failed;
 }
 
+/* Stop the helpers of the simulated nodes (their pid files), then remove. */
 static int
 rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
+	size_t n = strlen(path);
+	FILE *f;
+	long pid;
+
 	(void)sb;
 	(void)flag;
 	(void)ftw;
+	if (n > 4 && strcmp(path + n - 4, ".pid") == 0 &&
+	    (f = fopen(path, "r")) != NULL) {
+		if (fscanf(f, "%ld", &pid) == 1 && pid > 1)
+			kill((pid_t)pid, SIGTERM);
+		fclose(f);
+	}
 	remove(path);
 	return 0;
 }

@@ -1,0 +1,94 @@
+/* helper.c: "accelctl helper run|start|stop|status": the per-node helper by hand.
+ * Clients start it on demand; these are for a Slurm prolog, "srun
+ * --ntasks-per-node=1 accelctl helper run", and for looking at it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static int
+request(struct ac_client *c, int type, struct ac_rd *r)
+{
+	struct ac_buf b = { 0 };
+	size_t f = ac_frame_begin(&b, type);
+	int rc;
+
+	ac_frame_end(&b, f);
+	rc = ac_client_send(c, &b) == 0 ?
+	    ac_client_recv(c, ac_now_ms() + 10000, r) : -1;
+	ac_buf_free(&b);
+	return rc;
+}
+
+static int
+exec_helper(const struct ac_cmd *self, struct ac_args *a)
+{
+	const char *action = a->pos[0];
+	struct ac_topo t;
+	struct ac_client c;
+	struct ac_rd r;
+	char text[65536];
+	int rc, open;
+
+	if (strcmp(action, "run") != 0 && strcmp(action, "start") != 0 &&
+	    strcmp(action, "stop") != 0 && strcmp(action, "status") != 0)
+		return ac_usage_error(self, "unknown action '%.40s': run, start, "
+		    "stop or status", action);
+	if (ac_cmd_topo(&t) == -1)
+		return AC_EXIT_USAGE;
+	if (strcmp(action, "run") == 0) {
+		if (ac_client_open(&c, &t, 0, &rc) == 0) {
+			ac_warnx("a helper (pid %ld) already serves job %s at %s",
+			    c.helper_pid, t.job_id, c.paths.sock);
+			ac_client_close(&c);
+			return AC_EXIT_FAILED;
+		}
+		return ac_helper_main(&t, -1, 1);
+	}
+	open = ac_client_open(&c, &t, strcmp(action, "start") == 0, &rc);
+	if (open == -1)
+		return rc;
+	if (open == -2) {
+		if (strcmp(action, "status") == 0) {
+			printf("no helper runs for job %s\n", t.job_id);
+			return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : AC_EXIT_NO;
+		}
+		return 0;	/* stop: nothing to stop */
+	}
+	rc = 0;
+	if (strcmp(action, "start") == 0)
+		printf("helper %ld serves job %s at %s\n", c.helper_pid, t.job_id,
+		    c.paths.sock);
+	else if (strcmp(action, "stop") == 0) {
+		if (request(&c, AC_MSG_STOP, &r) != AC_MSG_ACK) {
+			ac_warnx("the helper did not confirm");
+			rc = AC_EXIT_FAILED;
+		}
+	} else if (request(&c, AC_MSG_STATUS, &r) == AC_MSG_TEXT) {
+		ac_get_str(&r, text, sizeof(text));
+		printf("helper %ld serves job %s at %s (log: %s)\n%s",
+		    c.helper_pid, t.job_id, c.paths.sock, c.paths.log, text);
+	} else
+		rc = AC_EXIT_FAILED;
+	ac_client_close(&c);
+	if (ac_flush_stdout() == -1)
+		return AC_EXIT_FAILED;
+	return rc;
+}
+
+const struct ac_cmd cmd_helper = {
+	.name = "helper",
+	.group = "Tools",
+	.args = "run | start | stop | status",
+	.summary = "run, start, stop or look at this node's helper",
+	.help = "The per-node helper carries barriers and the other waits. Clients "
+	    "start it on demand (detached, logging to the runtime directory) and it "
+	    "exits after ACCELCTL_HELPER_IDLE (10m) without clients. 'run' serves "
+	    "in the foreground (for srun --ntasks-per-node=1 or a prolog), 'start' "
+	    "starts it detached unless it runs, 'stop' stops it (its state stays "
+	    "on disk for the next one), 'status' shows it and exits 1 if none "
+	    "runs.",
+	.minpos = 1,
+	.maxpos = 1,
+	.exec = exec_helper,
+};

@@ -1,0 +1,57 @@
+/* wait.c: what the synchronising commands share: the job's shape check and a
+ * prepared collective. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "duration.h"
+
+int
+ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
+{
+	const char *rdv = getenv("ACCELCTL_RENDEZVOUS");
+
+	if (ac_cmd_topo(t) == -1)
+		return AC_EXIT_USAGE;
+	if (t->v[AC_WORLD] == 1)
+		return 0;
+	if (ac_cmd_need_local(t) == -1)
+		return AC_EXIT_USAGE;
+	if (node_scope || t->v[AC_LSIZE] == t->v[AC_WORLD])
+		return 0;
+	if (t->v[AC_NNODES] < 0) {
+		ac_warnx("cannot tell the node rank (%s gives none): set "
+		    "ACCELCTL_NODE_RANK and ACCELCTL_NNODES", t->launcher);
+		return AC_EXIT_USAGE;
+	}
+	if (rdv == NULL || *rdv == '\0')
+		ac_warnx("this job spans %ld nodes: set "
+		    "ACCELCTL_RENDEZVOUS=redis://HOST:PORT so that the nodes' "
+		    "helpers can meet", t->v[AC_NNODES]);
+	else
+		ac_warnx("this job spans %ld nodes, and this build of accelctl "
+		    "cannot meet across nodes yet (ACCELCTL_RENDEZVOUS is not "
+		    "supported)", t->v[AC_NNODES]);
+	return AC_EXIT_USAGE;
+}
+
+int
+ac_cmd_sync_init(struct ac_sync *s, const struct ac_topo *t,
+    const char *timeout_opt, int op, int scope, int role, const char *key,
+    const char *what, int64_t source)
+{
+	const char *p = getenv("ACCELCTL_PROGRESS_INTERVAL"), *why;
+	long timeout, progress = 10000;
+
+	if (ac_timeout_ms(timeout_opt, &timeout) == -1)
+		return AC_EXIT_USAGE;
+	if (p != NULL && *p != '\0' && ac_parse_duration(p, &progress, &why) == -1) {
+		ac_warnx("invalid ACCELCTL_PROGRESS_INTERVAL='%.40s': %s", p, why);
+		return AC_EXIT_USAGE;
+	}
+	ac_sync_init(s, op, scope, role, key, what, source, timeout);
+	/* Progress on local main only: one report per node keeps logs readable. */
+	if (t->v[AC_LRANK] == 0)
+		s->progress_ms = progress;
+	return 0;
+}

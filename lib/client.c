@@ -1,0 +1,283 @@
+/* client.c: a short-lived accelctl talking to its node's helper.
+ *
+ * Connecting follows tmux's client_connect(): try the socket; on ENOENT or
+ * ECONNREFUSED take a flock on the job's lock file, try once more (another
+ * client may have started the helper while we waited), and only then start
+ * one. The helper is this same program, forked twice and detached; it says
+ * it is listening by writing one byte to a pipe, so no client polls for it.
+ */
+#define _GNU_SOURCE
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "msg.h"
+
+/* How long a client waits for a helper it started to listen. */
+#define START_WAIT_MS 10000
+
+long
+ac_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int
+try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* Fork the helper, detached from us (new session, grandchild of init). */
+static int
+start_helper(struct ac_client *c)
+{
+	int ready[2], status;
+	pid_t pid;
+	char b;
+	struct pollfd pfd;
+
+	if (pipe2(ready, O_CLOEXEC) == -1)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == -1) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		_exit(ac_helper_main(c->t, ready[1], 0));
+	}
+	close(ready[1]);
+	waitpid(pid, &status, 0);
+	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	if (poll(&pfd, 1, START_WAIT_MS) != 1 || read(ready[0], &b, 1) != 1) {
+		close(ready[0]);
+		errno = ECONNREFUSED;
+		return -1;
+	}
+	close(ready[0]);
+	return 0;
+}
+
+static int
+connect_or_start(struct ac_client *c, int autostart)
+{
+	int fd, lockfd;
+
+	if ((fd = try_connect(c->paths.sock)) != -1)
+		return fd;
+	if (!autostart || (errno != ENOENT && errno != ECONNREFUSED))
+		return -1;
+	lockfd = open(c->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lockfd == -1)
+		return -1;
+	if (flock(lockfd, LOCK_EX) == -1) {
+		close(lockfd);
+		return -1;
+	}
+	if ((fd = try_connect(c->paths.sock)) == -1) {
+		/* A socket nobody listens on is stale: its helper died. */
+		unlink(c->paths.sock);
+		if (start_helper(c) == 0)
+			fd = try_connect(c->paths.sock);
+	}
+	close(lockfd);	/* releases the flock */
+	return fd;
+}
+
+static int
+hello(struct ac_client *c, int *rc)
+{
+	struct ac_buf b = { 0 };
+	struct ac_rd r;
+	size_t f;
+	int type;
+	char text[512];
+
+	f = ac_frame_begin(&b, AC_MSG_HELLO);
+	ac_put_u32(&b, AC_PROTO_VERSION);
+	ac_put_str(&b, c->t->job_id);
+	for (int i = 0; i < AC_NFIELDS; i++)
+		ac_put_i64(&b, c->t->v[i]);
+	ac_frame_end(&b, f);
+	type = ac_client_send(c, &b);
+	ac_buf_free(&b);
+	if (type == -1)
+		return -1;
+	type = ac_client_recv(c, ac_now_ms() + START_WAIT_MS, &r);
+	if (type == AC_MSG_WELCOME) {
+		uint32_t v = ac_get_u32(&r);
+
+		c->helper_pid = (long)ac_get_i64(&r);
+		if (v != AC_PROTO_VERSION) {
+			ac_warnx("the helper speaks protocol version %u, this "
+			    "accelctl speaks version %u: stop the old helper "
+			    "(accelctl helper stop) or use one accelctl version",
+			    v, AC_PROTO_VERSION);
+			*rc = AC_EXIT_FAILED;
+			return -2;
+		}
+		return 0;
+	}
+	if (type == AC_MSG_ERROR) {
+		ac_get_str(&r, text, sizeof(text));
+		ac_warnx("helper refused: %s", text);
+		*rc = AC_EXIT_FAILED;
+		return -2;
+	}
+	return -1;
+}
+
+int
+ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
+    int *rc)
+{
+	char err[512];
+	int h;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->t = t;
+	if (ac_paths_init(&c->paths, t->job_id, autostart, err,
+	    sizeof(err)) == -1) {
+		if (!autostart && errno == ENOENT)
+			return -2;
+		ac_warnx("%s", err);
+		*rc = AC_EXIT_USAGE;
+		return -1;
+	}
+	if ((c->fd = connect_or_start(c, autostart)) == -1) {
+		if (!autostart)
+			return -2;
+		ac_warn("cannot reach the helper at %s (its log: %s)",
+		    c->paths.sock, c->paths.log);
+		*rc = AC_EXIT_FAILED;
+		return -1;
+	}
+	if ((h = hello(c, rc)) == 0)
+		return 0;
+	close(c->fd);
+	c->fd = -1;
+	if (h == -1) {
+		ac_warnx("the helper at %s closed the connection (its log: %s)",
+		    c->paths.sock, c->paths.log);
+		*rc = AC_EXIT_FAILED;
+	}
+	return -1;
+}
+
+void
+ac_client_close(struct ac_client *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = c->consumed = 0;
+}
+
+int
+ac_client_send(struct ac_client *c, const struct ac_buf *b)
+{
+	size_t off = 0;
+
+	if (b->err)
+		return -1;
+	while (off < b->len) {
+		ssize_t n = send(c->fd, b->p + off, b->len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int
+ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r)
+{
+	long flen;
+
+	/* Drop the frame handed out by the previous call. */
+	if (c->consumed > 0) {
+		memmove(c->in, c->in + c->consumed, c->inlen - c->consumed);
+		c->inlen -= c->consumed;
+		c->consumed = 0;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int timeout = -1;
+
+		if ((flen = ac_frame_ready(c->in, c->inlen)) == -1)
+			return -1;
+		if (flen > 0)
+			break;
+		if (c->incap - c->inlen < 65536) {
+			size_t cap = c->incap ? c->incap * 2 : 65536;
+			uint8_t *p = realloc(c->in, cap);
+			if (p == NULL)
+				return -1;
+			c->in = p;
+			c->incap = cap;
+		}
+		if (deadline >= 0) {
+			long left = deadline - ac_now_ms();
+			timeout = left > 0 ? (int)left : 0;
+		}
+		n = poll(&pfd, 1, timeout);
+		if (n == 0)
+			return -2;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		c->inlen += (size_t)n;
+	}
+	c->consumed = (size_t)flen;
+	r->p = c->in + AC_FRAME_HDR;
+	r->n = (size_t)flen - AC_FRAME_HDR;
+	r->err = 0;
+	return c->in[4];
+}

@@ -1,0 +1,50 @@
+/* client.h: a short-lived accelctl talking to its node's helper. */
+#ifndef ACCELCTL_CLIENT_H
+#define ACCELCTL_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "rundir.h"
+#include "topo.h"
+
+struct ac_client {
+	int			 fd;
+	const struct ac_topo	*t;
+	struct ac_paths		 paths;
+	uint8_t			*in;
+	size_t			 inlen, incap;
+	size_t			 consumed;	/* the frame last handed out */
+	long			 helper_pid;
+};
+
+/*
+ * Connect to this job's helper and exchange versions. With AUTOSTART, start
+ * the helper when none answers: under a flock, so that exactly one client
+ * starts it, retrying the connect once after taking the lock (another client
+ * may have started it meanwhile). Returns 0; or -1 with *RC the exit code and
+ * a message printed (2: unsafe runtime directory, 125: no helper), or -2
+ * (without message) when AUTOSTART is off and no helper runs.
+ */
+int  ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
+    int *rc);
+void ac_client_close(struct ac_client *c);
+
+/* Send the frames in B; -1 when the helper is gone. */
+int  ac_client_send(struct ac_client *c, const struct ac_buf *b);
+
+/*
+ * Wait for the next frame until DEADLINE (CLOCK_MONOTONIC ms, -1 for none).
+ * Returns its type with R over its fields, -1 when the helper is gone, -2 at
+ * the deadline. R stays valid until the next call.
+ */
+int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+long ac_now_ms(void);
+
+/* Run the helper in this process (the "accelctl helper run" body). */
+int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);
+
+#endif

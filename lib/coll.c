@@ -1,0 +1,424 @@
+/* coll.c: a node's view of one job: generations of every name, the collectives
+ * in flight, their results, and the abort flag.
+ *
+ * Every local rank keeps its own count of arrivals at each name: its N-th
+ * arrival joins generation N. So a rank that runs ahead waits in the next
+ * generation and cannot release the current one, and a short-lived accelctl
+ * process needs no state of its own. Every change is appended to the job's
+ * journal before any client hears of it, so a helper killed at any point is
+ * replaced by one that knows every arrival (journal.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll.h"
+#include "journal.h"
+
+static long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int
+ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
+{
+	j->rank_of = malloc((size_t)lsize * sizeof(*j->rank_of));
+	if (j->rank_of == NULL)
+		return -1;
+	for (long i = 0; i < lsize; i++)
+		j->rank_of[i] = -1;
+	j->lsize = lsize;
+	j->world = world;
+	j->node = node;
+	j->nnodes = nnodes;
+	ac_journal_shape(j);
+	return 0;
+}
+
+static void
+coll_free(struct ac_coll *c)
+{
+	if (c == NULL)
+		return;
+	free(c->arrived);
+	free(c->status);
+	free(c->payload);
+	free(c);
+}
+
+void
+ac_job_free(struct ac_job *j)
+{
+	struct ac_keygen *k, *kn;
+	struct ac_coll *c, *cn;
+
+	for (k = j->keys; k != NULL; k = kn) {
+		kn = k->next;
+		free(k->next_gen);
+		free(k->nonce);
+		free(k->last_gen);
+		coll_free(k->last_done);
+		free(k);
+	}
+	for (c = j->colls; c != NULL; c = cn) {
+		cn = c->next;
+		coll_free(c);
+	}
+	free(j->rank_of);
+	free(j->aborted);
+	j->keys = NULL;
+	j->colls = NULL;
+	j->rank_of = NULL;
+	j->aborted = NULL;
+}
+
+void
+ac_job_hello(struct ac_job *j, long lrank, int64_t rank)
+{
+	if (j->rank_of[lrank] == rank)
+		return;
+	j->rank_of[lrank] = rank;
+	ac_journal_hello(j, lrank, rank);
+}
+
+static struct ac_keygen *
+keygen(struct ac_job *j, const char *key)
+{
+	struct ac_keygen *k;
+
+	for (k = j->keys; k != NULL; k = k->next)
+		if (strcmp(k->key, key) == 0)
+			return k;
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		return NULL;
+	k->next_gen = calloc((size_t)j->lsize, sizeof(*k->next_gen));
+	k->nonce = calloc((size_t)j->lsize, sizeof(*k->nonce));
+	k->last_gen = calloc((size_t)j->lsize, sizeof(*k->last_gen));
+	if (k->next_gen == NULL || k->nonce == NULL || k->last_gen == NULL) {
+		free(k->next_gen);
+		free(k->nonce);
+		free(k->last_gen);
+		free(k);
+		return NULL;
+	}
+	snprintf(k->key, sizeof(k->key), "%s", key);
+	k->next = j->keys;
+	j->keys = k;
+	return k;
+}
+
+static struct ac_coll *
+find_coll(struct ac_job *j, struct ac_keygen *k, int64_t gen)
+{
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
+		if (c->gen == gen && strcmp(c->key, k->key) == 0)
+			return c;
+	if (k->last_done != NULL && k->last_done->gen == gen)
+		return k->last_done;
+	return NULL;
+}
+
+static struct ac_coll *
+new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
+    int64_t source)
+{
+	struct ac_coll *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->arrived = calloc((size_t)j->lsize, 1);
+	c->status = calloc((size_t)j->lsize, sizeof(*c->status));
+	if (c->arrived == NULL || c->status == NULL) {
+		coll_free(c);
+		return NULL;
+	}
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->op = op;
+	c->scope = scope;
+	c->gen = gen;
+	c->source = source;
+	c->since_ms = mono_ms();
+	c->next = j->colls;
+	j->colls = c;
+	return c;
+}
+
+/* The global rank of local rank L, for messages and ordering. */
+static int64_t
+rank_of(const struct ac_job *j, long l)
+{
+	return j->rank_of[l];
+}
+
+/* Barrier result: all 0, else the status of the lowest failing rank. */
+static void
+barrier_result(struct ac_job *j, struct ac_coll *c)
+{
+	int64_t best = -1;
+	size_t n = 0;
+
+	c->result = 0;
+	c->failed[0] = '\0';
+	for (long l = 0; l < j->lsize; l++) {
+		int64_t r = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
+
+		if (c->status[l] == 0)
+			continue;
+		if (best < 0 || r < best) {
+			best = r;
+			c->result = c->status[l];
+		}
+	}
+	/* List the failing ranks in rank order. */
+	for (int64_t r = 0; best >= 0 && r < (j->world > j->lsize ? j->world : j->lsize); r++) {
+		for (long l = 0; l < j->lsize; l++) {
+			int64_t lr = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
+			if (lr != r || c->status[l] == 0 || n >= sizeof(c->failed) - 32)
+				continue;
+			n += (size_t)snprintf(c->failed + n, sizeof(c->failed) - n,
+			    "%s%lld (exit %lld)", n ? ", " : "", (long long)r,
+			    (long long)c->status[l]);
+		}
+	}
+}
+
+static void
+complete(struct ac_job *j, struct ac_coll *c)
+{
+	if (c->done)
+		return;
+	if (c->op == AC_OP_BARRIER) {
+		if (c->narrived < j->lsize)
+			return;
+		barrier_result(j, c);
+	} else if (c->src != AC_SRC_DONE)
+		return;
+	c->done = 1;
+	if (j->released != NULL)
+		j->released(j, c);
+}
+
+static long
+source_lrank(const struct ac_job *j, const struct ac_coll *c)
+{
+	if (c->scope == AC_SCOPE_NODE)
+		return (long)c->source;
+	for (long l = 0; l < j->lsize; l++)
+		if (j->rank_of[l] == c->source)
+			return l;
+	return -1;
+}
+
+struct ac_coll *
+ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
+    const char *key, uint64_t nonce, int64_t gen, int64_t source,
+    int64_t status, const char **why)
+{
+	struct ac_keygen *k = keygen(j, key);
+	struct ac_coll *c;
+
+	*why = "out of memory";
+	if (k == NULL)
+		return NULL;
+	if (gen < 0 && nonce != 0 && k->nonce[lrank] == nonce)
+		gen = k->last_gen[lrank];	/* a retry: the ACK was lost */
+	if (gen < 0 || gen >= k->next_gen[lrank]) {
+		if (gen < 0)
+			gen = k->next_gen[lrank];
+		k->next_gen[lrank] = gen + 1;
+		k->nonce[lrank] = nonce;
+		k->last_gen[lrank] = gen;
+		ac_journal_arrive(j, lrank, op, scope, role, key, nonce, gen,
+		    source, status);
+	}
+	if ((c = find_coll(j, k, gen)) == NULL) {
+		/* An old generation nobody keeps: it was released long ago. */
+		if (k->last_done != NULL && gen < k->last_done->gen) {
+			*why = "generation already released and forgotten";
+			return NULL;
+		}
+		if ((c = new_coll(j, key, op, scope, gen, source)) == NULL)
+			return NULL;
+	}
+	if (c->op != op || c->scope != scope || c->source != source) {
+		*why = "ranks disagree on what this name is (barrier, broadcast "
+		    "or --wait, or the source rank)";
+		return NULL;
+	}
+	if (!c->arrived[lrank]) {
+		c->arrived[lrank] = 1;
+		c->status[lrank] = status;
+		c->narrived++;
+	}
+	if (role == AC_ROLE_SOURCE && c->src == AC_SRC_NONE)
+		c->src = AC_SRC_RUNNING;
+	complete(j, c);
+	return c;
+}
+
+void
+ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
+    const uint8_t *p, size_t n)
+{
+	if (c->src == AC_SRC_DONE)
+		return;
+	free(c->payload);
+	c->payload = NULL;
+	if (n > 0 && (c->payload = malloc(n)) == NULL)
+		n = 0;
+	if (n > 0)
+		memcpy(c->payload, p, n);
+	c->paylen = n;
+	c->result = status;
+	c->src = AC_SRC_DONE;
+	ac_journal_finish(j, c);
+	complete(j, c);
+}
+
+void
+ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
+{
+	if (c->src != AC_SRC_RUNNING)
+		return;
+	c->src = AC_SRC_LOST;
+	ac_journal_lost(j, c);
+	if (j->released != NULL)
+		j->released(j, c);
+}
+
+void
+ac_job_abort(struct ac_job *j, long lrank, const char *reason)
+{
+	char text[600];
+	size_t n;
+
+	if (j->aborted != NULL)
+		return;
+	if (lrank >= 0 && rank_of(j, lrank) >= 0)
+		n = (size_t)snprintf(text, sizeof(text), "rank %lld: ",
+		    (long long)rank_of(j, lrank));
+	else
+		n = (size_t)snprintf(text, sizeof(text), "%s", "");
+	snprintf(text + n, sizeof(text) - n, "%s", *reason ? reason :
+	    "no reason given");
+	/* One line: the reason ends up in journals and messages. */
+	for (char *p = text; *p != '\0'; p++)
+		if ((unsigned char)*p < ' ')
+			*p = ' ';
+	if ((j->aborted = strdup(text)) == NULL)
+		return;
+	ac_journal_abort(j, lrank, reason);
+	if (j->aborting != NULL)
+		j->aborting(j);
+}
+
+void
+ac_job_gc(struct ac_job *j)
+{
+	struct ac_coll **pp = &j->colls, *c;
+
+	while ((c = *pp) != NULL) {
+		int finished = c->done || c->src == AC_SRC_LOST;
+
+		if (!finished || c->narrived < j->lsize || c->waiters > 0) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		c->next = NULL;
+		struct ac_keygen *k = keygen(j, c->key);
+		if (k != NULL && (k->last_done == NULL || k->last_done->gen < c->gen) &&
+		    (k->last_done == NULL || k->last_done->waiters == 0)) {
+			coll_free(k->last_done);
+			k->last_done = c;
+		} else
+			coll_free(c);
+	}
+}
+
+void
+ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
+    size_t len)
+{
+	size_t n;
+	long shown = 0, missing = 0, sl;
+
+	if (c->op == AC_OP_RESULT) {
+		sl = source_lrank(j, c);
+		if (c->scope == AC_SCOPE_NODE || sl >= 0)
+			snprintf(buf, len, "%s %lld (node %ld) %s",
+			    c->scope == AC_SCOPE_NODE ? "local rank" : "rank",
+			    (long long)c->source, j->node,
+			    c->src == AC_SRC_RUNNING ? "is still running CMD" :
+			    c->src == AC_SRC_LOST ? "died" : "has not arrived yet");
+		else
+			snprintf(buf, len, "rank %lld has not arrived yet",
+			    (long long)c->source);
+		return;
+	}
+	n = (size_t)snprintf(buf, len, "%ld/%ld arrived; missing:",
+	    c->narrived, j->lsize);
+	for (long l = 0; l < j->lsize && n < len; l++) {
+		if (c->arrived[l])
+			continue;
+		missing++;
+		if (shown++ >= 16)
+			continue;
+		if (rank_of(j, l) >= 0)
+			n += (size_t)snprintf(buf + n, len - n, " rank %lld (node %ld)%s",
+			    (long long)rank_of(j, l), j->node, ",");
+		else
+			n += (size_t)snprintf(buf + n, len - n,
+			    " local rank %ld of node %ld (never connected)%s", l,
+			    j->node, ",");
+	}
+	if (missing > 16 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " and %ld more,", missing - 16);
+	if (n > 0 && n < len && buf[n - 1] == ',')
+		buf[n - 1] = '\0';
+}
+
+static const char *
+kind_name(const char *key)
+{
+	switch (key[0]) {
+	case 'b': return "barrier";
+	case 'c': return "broadcast";
+	case 'w': return "wait";
+	case 'm': return "main-first";
+	default: return "?";
+	}
+}
+
+void
+ac_job_status(const struct ac_job *j, char *buf, size_t len)
+{
+	size_t n;
+	long now = mono_ms();
+	int any = 0;
+
+	n = (size_t)snprintf(buf, len, "job %s, node %ld of %ld, %ld local "
+	    "rank%s%s%s\n", j->id, j->node, j->nnodes, j->lsize,
+	    j->lsize == 1 ? "" : "s", j->aborted ? ", ABORTED: " : "",
+	    j->aborted ? j->aborted : "");
+	for (const struct ac_coll *c = j->colls; c != NULL && n < len; c = c->next) {
+		char sum[1024];
+
+		if (c->done || c->src == AC_SRC_LOST)
+			continue;
+		ac_coll_summary(j, c, sum, sizeof(sum));
+		n += (size_t)snprintf(buf + n, len - n,
+		    "%-10s %-24s generation %-4lld waiting %lds: %s\n",
+		    kind_name(c->key), strchr(c->key, ':') + 1,
+		    (long long)c->gen, (now - c->since_ms) / 1000, sum);
+		any = 1;
+	}
+	if (!any && n < len)
+		snprintf(buf + n, len - n, "nothing in flight\n");
+}

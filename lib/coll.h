@@ -1,0 +1,84 @@
+/* coll.h: a node's view of one job: generations of every name, the collectives
+ * in flight, their results, and the abort flag. No I/O but the journal. */
+#ifndef ACCELCTL_COLL_H
+#define ACCELCTL_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+enum ac_source_state { AC_SRC_NONE, AC_SRC_RUNNING, AC_SRC_DONE, AC_SRC_LOST };
+
+struct ac_coll {
+	struct ac_coll	*next;
+	char		 key[AC_KEY_MAX];	/* "b:NAME", "c:NAME", "w:...", "m:..." */
+	int		 op, scope;
+	int64_t		 gen, source;		/* source: global rank, or local for node scope */
+	long		 narrived;
+	uint8_t		*arrived;		/* [lsize] */
+	int64_t		*status;		/* [lsize] */
+	int		 src;			/* enum ac_source_state */
+	int		 done;			/* released: result below is final */
+	int64_t		 result;
+	char		 failed[512];		/* "1 (exit 3), 3 (exit 1)" */
+	uint8_t		*payload;
+	size_t		 paylen;
+	long		 waiters;		/* connections attached */
+	long		 since_ms;		/* first arrival, for status */
+};
+
+struct ac_keygen {
+	struct ac_keygen *next;
+	char		  key[AC_KEY_MAX];
+	int64_t		 *next_gen;		/* [lsize] */
+	uint64_t	 *nonce;		/* [lsize] last arrival's nonce */
+	int64_t		 *last_gen;		/* [lsize] */
+	struct ac_coll	 *last_done;		/* kept for retries after a restart */
+};
+
+struct ac_job {
+	char		  id[AC_KEY_MAX];
+	long		  lsize, world, node, nnodes;	/* 0 until the first HELLO */
+	int64_t		 *rank_of;		/* [lsize] global rank, -1 unknown */
+	struct ac_keygen *keys;
+	struct ac_coll	 *colls;
+	char		 *aborted;		/* "rank 3: reason", or NULL */
+	int		  journal;		/* fd, -1 while replaying */
+	size_t		  journal_size;
+	void		(*released)(struct ac_job *, struct ac_coll *);
+	void		(*aborting)(struct ac_job *);
+};
+
+/* Set the job's shape (from the first HELLO or the journal). -1 on no memory. */
+int  ac_job_shape(struct ac_job *j, long lsize, long world, long node,
+    long nnodes);
+void ac_job_free(struct ac_job *j);
+void ac_job_hello(struct ac_job *j, long lrank, int64_t rank);
+
+/*
+ * Local rank LRANK arrives at KEY. GEN -1: a new arrival (or, with the
+ * NONCE of its last arrival, a retry whose ACK was lost); else a retry of the
+ * known generation GEN after a helper restart. Returns the collective (done
+ * already, maybe) or NULL on no memory or on an inconsistent request (*WHY).
+ */
+struct ac_coll *ac_job_arrive(struct ac_job *j, long lrank, int op, int scope,
+    int role, const char *key, uint64_t nonce, int64_t gen, int64_t source,
+    int64_t status, const char **why);
+void ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
+    const uint8_t *p, size_t n);
+void ac_job_source_lost(struct ac_job *j, struct ac_coll *c);
+void ac_job_abort(struct ac_job *j, long lrank, const char *reason);
+/* Free collectives that are done, complete and have nobody attached. */
+void ac_job_gc(struct ac_job *j);
+
+/* "3/4 arrived; missing: rank 3 (node 0)" and the like, for C. */
+void ac_coll_summary(const struct ac_job *j, const struct ac_coll *c,
+    char *buf, size_t len);
+/* The text of "accelctl status": one line per collective in flight. */
+void ac_job_status(const struct ac_job *j, char *buf, size_t len);
+
+/* The journal: replay FILE into J, then append to it. 0, or -1 (errno). */
+int  ac_journal_open(struct ac_job *j, const char *path);
+
+#endif

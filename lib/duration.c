@@ -1,0 +1,51 @@
+/* duration.c: parsing of deadlines: "90s", "30m", "2h", "500ms", a bare number is seconds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "duration.h"
+#include "num.h"
+
+#define MAX_MS (30L * 24 * 3600 * 1000)
+
+int
+ac_parse_duration(const char *s, long *ms, const char **why)
+{
+	static const struct { const char *suffix; long mult; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		{ "d", 86400000 }, { "", 1000 },
+	};
+	char digits[32];
+	size_t n = strspn(s, "0123456789");
+	long v;
+
+	*why = "not a duration (like 90s, 30m, 2h, 500ms)";
+	if (n == 0 || n >= sizeof(digits))
+		return -1;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].suffix) != 0)
+			continue;
+		if (ac_parse_uint(digits, MAX_MS / units[i].mult, &v, why) == -1) {
+			*why = "too long (at most 30 days)";
+			return -1;
+		}
+		*ms = v * units[i].mult;
+		return 0;
+	}
+	return -1;
+}
+
+const char *
+ac_format_duration(long ms, char *buf, unsigned long len)
+{
+	if (ms < 1000 || ms % 1000 != 0)
+		snprintf(buf, len, "%ldms", ms);
+	else if (ms < 60000 || ms % 60000 != 0)
+		snprintf(buf, len, "%lds", ms / 1000);
+	else if (ms < 3600000 || ms % 3600000 != 0)
+		snprintf(buf, len, "%ldm", ms / 60000);
+	else
+		snprintf(buf, len, "%ldh", ms / 3600000);
+	return buf;
+}

@@ -1,0 +1,19 @@
+/* journal.h: the append-only record of a job's arrivals, results and aborts. */
+#ifndef ACCELCTL_JOURNAL_H
+#define ACCELCTL_JOURNAL_H
+
+#include <stdint.h>
+
+#include "coll.h"
+
+/* Each appends one record; a no-op while the journal is being replayed. */
+void ac_journal_shape(struct ac_job *j);
+void ac_journal_hello(struct ac_job *j, long lrank, int64_t rank);
+void ac_journal_arrive(struct ac_job *j, long lrank, int op, int scope,
+    int role, const char *key, uint64_t nonce, int64_t gen, int64_t source,
+    int64_t status);
+void ac_journal_finish(struct ac_job *j, const struct ac_coll *c);
+void ac_journal_lost(struct ac_job *j, const struct ac_coll *c);
+void ac_journal_abort(struct ac_job *j, long lrank, const char *reason);
+
+#endif
