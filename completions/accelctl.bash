@@ -7,7 +7,9 @@
 # "accelctl CMD --help": tests/sh/t_docs.sh fails when they drift apart.
 
 _accelctl_commands='is-main is-local-main on-main on-local-main on-process
-on-local-process print info launch'
+on-local-process print barrier main-first broadcast abort status info launch
+helper'
+_accelctl_helper_actions='run start stop status'
 _accelctl_global_opts='-h --help --version --list-commands'
 
 # _accelctl_opts CMD: the options of CMD, as its --help lists them.
@@ -18,7 +20,11 @@ _accelctl_opts()
 	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -h --help' ;;
 	# print parses no options: only a lone --help (and a leading --) mean something.
 	print) echo '-- --help' ;;
-	on-main | on-local-main | on-process | on-local-process) echo '-- -h --help' ;;
+	on-main | on-local-main | on-process | on-local-process)
+		echo '-- -w --wait -t --timeout -h --help' ;;
+	barrier) echo '-t --timeout -s --status -h --help' ;;
+	main-first) echo '-- -l --local -t --timeout -h --help' ;;
+	broadcast) echo '-t --timeout -h --help' ;;
 	*) echo '-h --help' ;;
 	esac
 }
@@ -60,17 +66,25 @@ _accelctl()
 		return 0
 	fi
 
-	# After "--" comes the child command: complete it as if typed alone.
-	for ((i = 2; i < COMP_CWORD; i++)); do
-		if [[ ${COMP_WORDS[i]} == -- ]]; then
-			_accelctl_child $((i + 1))
-			return 0
-		fi
-	done
+	# After "--" comes the child command of the commands that run one:
+	# complete it as if typed alone.
+	case $cmd in
+	on-main | on-local-main | on-process | on-local-process | main-first | launch)
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			if [[ ${COMP_WORDS[i]} == -- ]]; then
+				_accelctl_child $((i + 1))
+				return 0
+			fi
+		done
+		;;
+	esac
 
-	# Only options are offered: positionals (N, K, M) are numbers.
+	# Only options are offered: positionals (N, K, M) are numbers, NAME,
+	# VALUE and REASON are free text; helper's action is the exception.
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_accelctl_opts "$cmd")" -- "$cur")
+	elif [[ $cmd == helper ]] && ((COMP_CWORD == 2)); then
+		mapfile -t COMPREPLY < <(compgen -W "$_accelctl_helper_actions" -- "$cur")
 	fi
 	return 0
 }

@@ -3,13 +3,22 @@
 # The command list copies "accelctl --list-commands" and the options copy
 # "accelctl CMD --help": tests/sh/t_docs.sh fails when they drift apart.
 
-# True when the word "--" was typed after a subcommand other than print:
-# what follows is the child command line.
+# True when the word "--" was typed after a subcommand that runs a command
+# (on-*, main-first, launch): what follows is the child command line.
 function __accelctl_after_dashdash
     set -l words (commandline -opc)
     set -q words[2]; or return 1
-    test "$words[2]" != print; or return 1
+    contains -- $words[2] on-main on-local-main on-process on-local-process main-first launch; or return 1
     contains -- -- $words[3..-1]
+end
+
+# True when helper has no action yet.
+function __accelctl_helper_needs_action
+    set -l words (commandline -opc)
+    test "$words[2]" = helper; or return 1
+    for w in $words[3..-1]
+        string match -q -- '-*' $w; or return 1
+    end
 end
 
 # Complete the child command line after "--" as if typed alone.
@@ -19,7 +28,7 @@ function __accelctl_child
     complete -C (string join -- ' ' (string escape -- $words[(math $i + 3)..-1]) (commandline -ct))
 end
 
-set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print info launch
+set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info launch helper
 set -l runners on-main on-local-main on-process on-local-process
 
 complete -c accelctl -f
@@ -34,13 +43,37 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a on-local-
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a on-process -d 'run CMD on global rank N only'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a on-local-process -d 'run CMD on local rank N of each node'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a print -d 'print MSG (or stdin) on local rank 0 of each node only'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a barrier -d 'wait until every rank reached NAME'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a main-first -d 'main runs CMD first; the others after it succeeded'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a broadcast -d "print rank 0's VALUE (or stdin) on every rank"
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a abort -d 'make every waiting rank, now and later, exit 3'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'show the waits in flight: name, generation, who is missing'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a info -d 'print what was detected, and from which launcher'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d 'start K processes on each of M simulated nodes'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a helper -d "run, start, stop or look at this node's helper"
 
 # Every subcommand but print (which parses no options) takes -h/--help.
-set -l helped is-main is-local-main $runners info launch
+set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info launch helper
 complete -c accelctl -n "__fish_seen_subcommand_from $helped; and not __accelctl_after_dashdash" -s h -l help -d 'show help'
 complete -c accelctl -n "__fish_seen_subcommand_from print; and test (count (commandline -opc)) -eq 2" -l help -d 'show help'
+
+set -l in_runners "__fish_seen_subcommand_from $runners; and not __accelctl_after_dashdash"
+complete -c accelctl -n $in_runners -s w -l wait -d 'the others wait for CMD and exit with its status'
+complete -c accelctl -n $in_runners -s t -l timeout -x -d 'with --wait, how long the others wait (default 30m)'
+
+complete -c accelctl -n "__fish_seen_subcommand_from barrier" -s t -l timeout -x -d 'give up after DURATION (90s, 30m, 2h); exit 124'
+complete -c accelctl -n "__fish_seen_subcommand_from barrier" -s s -l status -x -d "this rank's status; all exit non-zero if any is"
+
+set -l in_main_first "__fish_seen_subcommand_from main-first; and not __accelctl_after_dashdash"
+complete -c accelctl -n $in_main_first -s l -l local -d "local main of each node first, then that node's others"
+complete -c accelctl -n $in_main_first -s t -l timeout -x -d 'how long the others wait (default 30m); exit 124'
+
+complete -c accelctl -n "__fish_seen_subcommand_from broadcast" -s t -l timeout -x -d 'how long to wait for rank 0 (default 30m); exit 124'
+
+complete -c accelctl -n __accelctl_helper_needs_action -a run -d 'serve in the foreground'
+complete -c accelctl -n __accelctl_helper_needs_action -a start -d 'start it detached unless it runs'
+complete -c accelctl -n __accelctl_helper_needs_action -a stop -d 'stop it (its state stays on disk)'
+complete -c accelctl -n __accelctl_helper_needs_action -a status -d 'show it; exit 1 if none runs'
 
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l json -d 'print one JSON object'
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l shell -d 'print ACCELCTL_*=value lines for eval'
@@ -52,5 +85,5 @@ complete -c accelctl -n $in_launch -s l -l tag -d 'prefix each output line with 
 complete -c accelctl -n $in_launch -s K -l kill-on-bad-exit -d 'stop the others when one fails'
 
 # "--" ends the options of the commands that run CMD; then CMD is completed.
-complete -c accelctl -n "__fish_seen_subcommand_from $runners launch; and not __accelctl_after_dashdash" -a -- -d 'end of options: the command to run follows'
+complete -c accelctl -n "__fish_seen_subcommand_from $runners main-first launch; and not __accelctl_after_dashdash" -a -- -d 'end of options: the command to run follows'
 complete -c accelctl -n __accelctl_after_dashdash -x -a '(__accelctl_child)'

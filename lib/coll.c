@@ -342,6 +342,28 @@ ac_job_gc(struct ac_job *j)
 	}
 }
 
+/*
+ * The global rank of a local rank that never connected, when the ranks that
+ * did connect show a block layout on this node (at least two of them, all
+ * with rank - local rank equal); else -1. Never guessed from one rank alone:
+ * a cyclic layout would make the guess wrong.
+ */
+static int64_t
+guess_rank(const struct ac_job *j, long l)
+{
+	int64_t base = -1;
+	long known = 0;
+
+	for (long i = 0; i < j->lsize; i++) {
+		if (j->rank_of[i] < 0)
+			continue;
+		if (known++ > 0 && j->rank_of[i] - i != base)
+			return -1;
+		base = j->rank_of[i] - i;
+	}
+	return known >= 2 ? base + l : -1;
+}
+
 void
 ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
     size_t len)
@@ -373,6 +395,10 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 		if (rank_of(j, l) >= 0)
 			n += (size_t)snprintf(buf + n, len - n, " rank %lld (node %ld)%s",
 			    (long long)rank_of(j, l), j->node, ",");
+		else if (guess_rank(j, l) >= 0)
+			n += (size_t)snprintf(buf + n, len - n,
+			    " rank %lld (node %ld, never connected)%s",
+			    (long long)guess_rank(j, l), j->node, ",");
 		else
 			n += (size_t)snprintf(buf + n, len - n,
 			    " local rank %ld of node %ld (never connected)%s", l,

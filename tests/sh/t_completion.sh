@@ -77,7 +77,9 @@ testBashDashDash() {
 	for m in with without; do
 		# "--" comes before CMD, and only where a CMD follows.
 		assertOffers "$m: accelctl on-main -" "$(bash_complete $m 'accelctl on-main -')" --
+		assertOffers "$m: accelctl main-first -" "$(bash_complete $m 'accelctl main-first -')" --
 		assertNotOffers "$m: accelctl is-main -" "$(bash_complete $m 'accelctl is-main -')" --
+		assertNotOffers "$m: accelctl barrier -" "$(bash_complete $m 'accelctl barrier -')" --
 	done
 }
 
@@ -85,9 +87,21 @@ testBashChildCommandWord() {
 	local m line
 	for m in with without; do
 		for line in 'accelctl on-main -- ech' 'accelctl on-process 1 -- ech' \
+			'accelctl on-main --wait -t 5m -- ech' 'accelctl main-first --local -- ech' \
 			'accelctl launch -n 2 --tag -- ech'; do
 			assertOffers "$m: $line" "$(bash_complete $m "$line")" echo
 		done
+	done
+}
+
+testBashHelperActions() {
+	local m
+	for m in with without; do
+		assertEquals "$m: accelctl helper " "run start status stop" \
+			"$(bash_complete $m 'accelctl helper ' | joined)"
+		assertEquals "$m: accelctl helper run " "" "$(bash_complete $m 'accelctl helper run ')"
+		# A barrier's NAME is not a command line, even after "--".
+		assertEquals "$m: accelctl barrier -- ech" "" "$(bash_complete $m 'accelctl barrier -- ech')"
 	done
 }
 
@@ -122,6 +136,11 @@ testFish() {
 	assertOffers "fish: accelctl launch -" "$(fish_complete 'accelctl launch -')" --nnodes
 	assertOffers "fish: accelctl on-main -- ech" "$(fish_complete 'accelctl on-main -- ech')" echo
 	assertNotOffers "fish: accelctl on-main -- ech" "$(fish_complete 'accelctl on-main -- ')" is-main
+	assertOffers "fish: accelctl on-main -" "$(fish_complete 'accelctl on-main -')" --wait
+	assertOffers "fish: accelctl barrier -" "$(fish_complete 'accelctl barrier -')" --status
+	assertOffers "fish: accelctl main-first -- ech" "$(fish_complete 'accelctl main-first -- ech')" echo
+	assertEquals "fish: accelctl helper " "run start status stop" \
+		"$(fish_complete 'accelctl helper ' | joined)"
 }
 
 # zsh_complete LINE: zsh's candidates for LINE, typed with a TAB into an
@@ -155,6 +174,11 @@ testZsh() {
 	assertOffers "zsh: accelctl info --" "$(zsh_complete 'accelctl info --')" --shell
 	assertOffers "zsh: accelctl launch -" "$(zsh_complete 'accelctl launch -')" --tag
 	assertOffers "zsh: accelctl on-main -- ech" "$(zsh_complete 'accelctl on-main -- ech')" echo
+	assertOffers "zsh: accelctl on-main -" "$(zsh_complete 'accelctl on-main -')" --wait
+	assertOffers "zsh: accelctl barrier -" "$(zsh_complete 'accelctl barrier -')" --status
+	assertOffers "zsh: accelctl main-first -- ech" "$(zsh_complete 'accelctl main-first -- ech')" echo
+	assertEquals "zsh: accelctl helper " "run start status stop" \
+		"$(zsh_complete 'accelctl helper ' | joined)"
 }
 
 load_shunit2

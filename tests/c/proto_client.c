@@ -1,0 +1,165 @@
+/* proto_client.c: a deliberately bad client of the helper, for tests/sh/t_protocol.sh:
+ * it sends truncated, oversized, garbage and out-of-order frames and checks
+ * that the helper answers with an error or closes, and never crashes.
+ *
+ *   proto_client SOCKET MODE JOB LSIZE     exit 0 when the helper behaved
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static int
+dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		perror(path);
+		exit(2);
+	}
+	return fd;
+}
+
+static void
+put(int fd, const void *p, size_t n)
+{
+	if (send(fd, p, n, MSG_NOSIGNAL) != (ssize_t)n)
+		perror("send");	/* the helper may close first: not an error */
+}
+
+static void
+hello(int fd, uint32_t version, const char *job, long lsize)
+{
+	struct ac_buf b = { 0 };
+	size_t f = ac_frame_begin(&b, AC_MSG_HELLO);
+
+	ac_put_u32(&b, version);
+	ac_put_str(&b, job);
+	ac_put_i64(&b, 1);		/* rank */
+	ac_put_i64(&b, lsize);		/* world */
+	ac_put_i64(&b, 1);		/* local rank */
+	ac_put_i64(&b, lsize);		/* local size */
+	ac_put_i64(&b, 0);		/* node */
+	ac_put_i64(&b, 1);		/* nodes */
+	ac_frame_end(&b, f);
+	put(fd, b.p, b.len);
+	ac_buf_free(&b);
+}
+
+/*
+ * Read what the helper says until it closes (or 5 s pass). Returns a bitmask:
+ * 1 closed, 2 saw WELCOME, 4 saw ERROR; the ERROR text goes to stdout.
+ */
+static int
+drain(int fd)
+{
+	uint8_t buf[65536];
+	size_t n = 0;
+	int seen = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long flen;
+		ssize_t r;
+
+		while ((flen = ac_frame_ready(buf, n)) > 0) {
+			struct ac_rd rd = { .p = buf + AC_FRAME_HDR,
+			    .n = (size_t)flen - AC_FRAME_HDR };
+			char text[512];
+
+			if (buf[4] == AC_MSG_WELCOME) {
+				seen |= 2;
+				printf("welcome version %u\n", ac_get_u32(&rd));
+			} else if (buf[4] == AC_MSG_ERROR) {
+				seen |= 4;
+				ac_get_str(&rd, text, sizeof(text));
+				printf("error: %s\n", text);
+			}
+			memmove(buf, buf + flen, n - (size_t)flen);
+			n -= (size_t)flen;
+		}
+		if (poll(&pfd, 1, 5000) != 1)
+			return seen;
+		if ((r = read(fd, buf + n, sizeof(buf) - n)) <= 0)
+			return seen | 1;
+		n += (size_t)r;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *mode;
+	int fd, seen;
+	long lsize;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: proto_client SOCKET MODE JOB LSIZE\n");
+		return 2;
+	}
+	mode = argv[2];
+	lsize = atol(argv[4]);
+	fd = dial(argv[1]);
+	if (strcmp(mode, "garbage") == 0) {
+		static const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02\xff";
+		put(fd, junk, sizeof(junk));
+		return (drain(fd) & 1) ? 0 : 1;
+	}
+	if (strcmp(mode, "truncated") == 0) {
+		uint8_t h[10] = { 100, 0, 0, 0, AC_MSG_HELLO, 1, 0 };
+		put(fd, h, sizeof(h));
+		shutdown(fd, SHUT_WR);	/* then nothing more: EOF mid-frame */
+		return (drain(fd) & 1) ? 0 : 1;
+	}
+	if (strcmp(mode, "oversized") == 0) {
+		uint8_t h[5] = { 0xff, 0xff, 0xff, 0x7f, AC_MSG_HELLO };
+		put(fd, h, sizeof(h));
+		return (drain(fd) & 1) ? 0 : 1;
+	}
+	if (strcmp(mode, "badtype") == 0) {
+		uint8_t h[6] = { 2, 0, 0, 0, 99, 0 };
+		put(fd, h, sizeof(h));
+		return (drain(fd) & 1) ? 0 : 1;
+	}
+	if (strcmp(mode, "nohello") == 0) {
+		uint8_t h[5] = { 1, 0, 0, 0, AC_MSG_STATUS };
+		put(fd, h, sizeof(h));
+		return drain(fd) == (1 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "version") == 0) {
+		hello(fd, 999, argv[3], lsize);
+		return drain(fd) == (1 | 2) ? 0 : 1;
+	}
+	if (strcmp(mode, "wrongjob") == 0) {
+		hello(fd, AC_PROTO_VERSION, "some-other-job", lsize);
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "badarrive") == 0) {
+		uint8_t h[7] = { 3, 0, 0, 0, AC_MSG_ARRIVE, 9, 9 };
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, h, sizeof(h));
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "hugestring") == 0) {
+		/* A string length that points past the end of its frame. */
+		uint8_t h[13] = { 9, 0, 0, 0, AC_MSG_HELLO, 1, 0, 0, 0, 0xff, 0xff,
+		    0xff, 0x0f };
+		put(fd, h, sizeof(h));
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "peer") == 0) {
+		seen = drain(fd);
+		return seen == (1 | 4) ? 0 : 1;
+	}
+	fprintf(stderr, "proto_client: unknown mode %s\n", mode);
+	return 2;
+}

@@ -1,0 +1,124 @@
+# t_barrier.sh: barrier: generations under stress, deadlines, --status, progress,
+# names, isolation of jobs, and the refusal of a multi-node job without rendezvous.
+. "$(dirname "$0")/lib.sh"
+
+# 8 ranks x 50 generations of one name, random sleeps: in every generation the
+# last arrival comes before the first release.
+testGenerationsNeverPassEarly() {
+	local d; d=$(scratch)/gen; mkdir -p "$d"
+	run -- launch -n 8 -- bash -c '
+		for g in $(seq 0 49); do
+			sleep 0.00$((RANDOM % 10))
+			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+			accelctl barrier --timeout 60s gen || exit
+			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+		done'
+	assertRc 0 "8 x 50 barriers"
+	assertEquals "800 timestamps" 800 "$(cat "$d"/r* | wc -l)"
+	local bad
+	bad=$(cat "$d"/r* | awk '
+		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
+		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
+		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }')
+	assertEquals "no generation released before its last arrival" "" "$bad"
+}
+
+testRankThatNeverArrivesTimesOut() {
+	local t0 t1
+	t0=$(date +%s%N)
+	run -- launch -n 4 --tag -- bash -c '[ $ACCELCTL_RANK = 3 ] && exit 0; accelctl barrier --timeout 2s lonely; echo "rc=$?"'
+	t1=$(date +%s%N)
+	assertEquals "the three waiters exit 124" 3 "$(printf '%s\n' "$out" | grep -c 'rc=124')"
+	assertTrue "within the deadline plus one second ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 3000 ]"
+	assertContains "$err" "accelctl: barrier: timed out after 2s at 'lonely' (generation 0): 3/4 arrived; missing: rank 3 (node 0, never connected)"
+}
+
+testStatusEachRankFailingInTurn() {
+	local f
+	for f in 0 1 2 3; do
+		run -- launch -n 4 --tag -- bash -c 'accelctl barrier --status $([ $ACCELCTL_RANK = '"$f"' ] && echo 9 || echo 0) st; echo "rc=$?"'
+		assertEquals "every rank exits 9 when rank $f failed" 4 "$(printf '%s\n' "$out" | grep -c 'rc=9')"
+		assertContains "$err" "accelctl: barrier: st: rank $f (exit 9) failed"
+	done
+	run -- launch -n 4 --tag -- bash -c 'accelctl barrier --status $((ACCELCTL_RANK % 2 ? ACCELCTL_RANK : 0)) two; echo "rc=$?"'
+	assertEquals "the lowest failing rank's status" 4 "$(printf '%s\n' "$out" | grep -c 'rc=1$')"
+	assertContains "$err" "ranks 1 (exit 1), 3 (exit 3) failed"
+	run -- launch -n 4 -- bash -c 'accelctl barrier --status 0 ok'
+	assertRc 0 "all zero"
+}
+
+testProgressOnLocalMainOnly() {
+	run ACCELCTL_PROGRESS_INTERVAL=1s -- launch -n 3 --tag -- bash -c '[ $ACCELCTL_RANK = 2 ] && sleep 2.5; accelctl barrier slow'
+	assertRc 0 "barrier"
+	assertContains "$err" "0: accelctl: barrier: waiting 1s at 'slow' (generation 0): 2/3 arrived; missing: rank 2 (node 0, never connected)"
+	assertEquals "no progress from other ranks" "" "$(printf '%s\n' "$err" | grep -v '^0: ')"
+}
+
+testSingleProcess() {
+	run -- barrier alone
+	assertRc 0 "one process"
+	run -- barrier --status 3 alone
+	assertRc 3 "one process, status 3"
+}
+
+testBadInput() {
+	local n
+	for n in 'a b' '' 'x/y' "$(head -c 201 /dev/zero | tr '\0' a)" 'é'; do
+		run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 -- barrier "$n"
+		assertRc 2 "name '$n'"
+		assertErrMatches "accelctl: barrier: invalid name '"
+		assertErrMatches "names are 1-200 characters of A-Z a-z 0-9 . _ : -"
+	done
+	run -- barrier --timeout 5x x
+	assertRc 2 "bad timeout"
+	assertErrMatches "invalid --timeout '5x'"
+	run ACCELCTL_TIMEOUT=soon ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 -- barrier x
+	assertRc 2 "bad ACCELCTL_TIMEOUT"
+	assertErrMatches "invalid ACCELCTL_TIMEOUT 'soon'"
+	run -- barrier --status -1 x
+	assertRc 2 "bad status"
+	run -- barrier
+	assertRc 2 "no name"
+	run -- barrier a b
+	assertRc 2 "two names"
+	run -- barrier -- -x/
+	assertRc 2 "name after --"
+	assertErrMatches "invalid name '-x/'"
+}
+
+# Two jobs on one node, one runtime directory: they never meet.
+testJobsNeverMeet() {
+	local d; d=$(scratch)/rt; mkdir -m 700 "$d"
+	local two="ACCELCTL_RUNTIME_DIR=$d ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	# shellcheck disable=SC2086
+	(run $two ACCELCTL_JOB_ID=A ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- barrier --timeout 1s x
+	 echo "$rc" >"$d/a.rc") &
+	# shellcheck disable=SC2086
+	run $two ACCELCTL_JOB_ID=B ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 1s x
+	wait
+	assertEquals "job B alone times out" 124 "$rc"
+	assertEquals "job A alone times out" 124 "$(cat "$d/a.rc")"
+	# shellcheck disable=SC2086
+	run $two ACCELCTL_JOB_ID=A ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- helper stop
+	# shellcheck disable=SC2086
+	run $two ACCELCTL_JOB_ID=B ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- helper stop
+}
+
+testMultiNodeNeedsRendezvous() {
+	run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=4 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_NODE_RANK=0 ACCELCTL_NNODES=2 -- barrier x
+	assertRc 2 "two nodes, no rendezvous"
+	assertErrMatches "this job spans 2 nodes: set ACCELCTL_RENDEZVOUS=redis://HOST:PORT"
+	# Node-local waits need no rendezvous.
+	run -- launch -n 2 --nnodes 2 -- accelctl on-local-main --wait -- true
+	assertRc 0 "on-local-main --wait on 2 nodes"
+	run -- launch -n 2 --nnodes 2 -- accelctl main-first --local -- true
+	assertRc 0 "main-first --local on 2 nodes"
+}
+
+# "$(accelctl barrier x)" must not hang on a helper that kept the pipe open.
+testCommandSubstitutionReturns() {
+	run -- launch -n 2 -- bash -c 'x=$(accelctl barrier sub; echo done); [ "$x" = done ]'
+	assertRc 0 "command substitution"
+}
+
+load_shunit2

@@ -1,0 +1,65 @@
+# t_broadcast.sh: broadcast of text, binary data with NUL bytes, 1 MiB, stdin; errors.
+. "$(dirname "$0")/lib.sh"
+
+testValueArgument() {
+	run -- launch -n 4 --tag -- bash -c 'v=$(accelctl broadcast id "value of $ACCELCTL_RANK"); echo "got [$v]"'
+	assertRc 0 broadcast
+	assertEquals "every rank gets rank 0's value" 4 "$(printf '%s\n' "$out" | grep -c 'got \[value of 0\]')"
+}
+
+testBinaryWithNulBytes() {
+	local d; d=$(scratch)/bin; mkdir -p "$d"
+	printf 'a\0b\0\0c\n\377' >"$d/in"
+	run -- launch -n 3 -- sh -c 'accelctl broadcast blob <'"$d"'/in >'"$d"'/out.$ACCELCTL_RANK'
+	assertRc 0 "binary broadcast"
+	local r
+	for r in 0 1 2; do
+		assertTrue "rank $r got the bytes" "cmp -s '$d/in' '$d/out.$r'"
+	done
+}
+
+testOneMiBFromStdin() {
+	local d; d=$(scratch)/big; mkdir -p "$d"
+	head -c 1048576 /dev/urandom >"$d/in"
+	run -- launch -n 4 -- sh -c 'if [ $ACCELCTL_RANK = 0 ]; then accelctl broadcast big <'"$d"'/in; else accelctl broadcast big </dev/null; fi >'"$d"'/out.$ACCELCTL_RANK'
+	assertRc 0 "1 MiB"
+	local r
+	for r in 0 1 2 3; do
+		assertTrue "rank $r got 1 MiB intact" "cmp -s '$d/in' '$d/out.$r'"
+	done
+}
+
+testReusedNameInLoop() {
+	run -- launch -n 3 --tag -- bash -c 'for i in 1 2 3; do accelctl broadcast step "$i.$ACCELCTL_RANK" || exit; done'
+	assertRc 0 "loop"
+	assertEquals "generations keep their values" "1.0
+1.0
+1.0
+2.0
+2.0
+2.0
+3.0
+3.0
+3.0" "$(printf '%s\n' "$out" | cut -d' ' -f2 | sort)"
+}
+
+testSingleProcess() {
+	run -- broadcast x hello
+	assertEquals hello "$out"
+}
+
+testTooLarge() {
+	local d; d=$(scratch); head -c $((16 * 1048576 + 1)) /dev/zero >"$d/huge"
+	run -- launch -n 2 --tag -- sh -c 'accelctl broadcast huge <'"$d"'/huge >/dev/null; echo "rc=$?"'
+	assertContains "$err" "the value is larger than 16 MiB"
+	assertContains "$out" "0: rc=125"
+	assertContains "$out" "1: rc=3"
+}
+
+testBadName() {
+	run -- broadcast 'no good' x
+	assertRc 2 "bad name"
+	assertErrMatches "accelctl: broadcast: invalid name 'no good'"
+}
+
+load_shunit2

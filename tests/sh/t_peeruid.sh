@@ -1,0 +1,46 @@
+# t_peeruid.sh: a client of another uid is refused by the helper (SO_PEERCRED), even
+# root, who can reach the socket through the 0700 directory. Needs root to make a
+# test user: skipped (ctest: Not Run) otherwise.
+. "$(dirname "$0")/lib.sh"
+
+USER_NAME=accelctl-test
+
+oneTimeSetUp() {
+	: "${PROTO_CLIENT:?}"
+	if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
+		echo "needs root and runuser: skipped" >&2
+		exit "$SKIP"
+	fi
+	id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
+		{ echo "cannot create $USER_NAME: skipped" >&2; exit "$SKIP"; }
+	BASE=$(mktemp -d /tmp/accelctl-peer.XXXXXX)
+	chmod 755 "$BASE"
+	RT=$BASE/rt
+	mkdir -m 700 "$RT" && chown "$USER_NAME" "$RT"
+	if ! runuser -u "$USER_NAME" -- test -x "$ACCELCTL"; then
+		echo "$USER_NAME cannot run $ACCELCTL: skipped" >&2
+		rm -rf "$BASE"
+		exit "$SKIP"
+	fi
+}
+
+oneTimeTearDown() {
+	runuser -u "$USER_NAME" -- env ACCELCTL_RUNTIME_DIR="$RT" ACCELCTL_JOB_ID=peer \
+		ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+		"$ACCELCTL" helper stop
+	rm -rf "$BASE"
+}
+
+testOtherUidRefused() {
+	runuser -u "$USER_NAME" -- env ACCELCTL_RUNTIME_DIR="$RT" ACCELCTL_JOB_ID=peer \
+		ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+		"$ACCELCTL" helper start >/dev/null
+	assertEquals "helper started as $USER_NAME" 0 $?
+	local out
+	out=$(timeout 10 "$PROTO_CLIENT" "$RT/peer.sock" peer peer 2)
+	assertEquals "root's connection refused: $out" 0 $?
+	assertContains "$out" "permission denied"
+	assertContains "$(cat "$RT/peer.log")" "refused a client of uid 0"
+}
+
+load_shunit2
