@@ -8,10 +8,10 @@
 struct ac_paths {
 	char	dir[512];
 	char	sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char	lock[600];	/* flock taken by a client starting the helper */
-	char	log[600];	/* the helper's log */
-	char	state[600];	/* the helper's journal of generations */
-	char	pid[600];	/* the running helper's pid, for launch's clean-up */
+	char	lock[900];	/* flock taken by a client starting the helper */
+	char	log[900];	/* the helper's log */
+	char	state[900];	/* the helper's journal of generations */
+	char	pid[900];	/* the running helper's pid, for launch's clean-up */
 };
 
 /*

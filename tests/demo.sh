@@ -1,6 +1,6 @@
 #!/bin/sh
-# demo.sh: install what is missing, build, and run a 4-process job (2 simulated nodes
-# of 2 processes) through "accelctl launch": README's demo command.
+# demo.sh: install what is missing, build, and run a 4-process job through
+# "accelctl launch" on the embedded default (one node, no Redis): README's demo command.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -9,5 +9,5 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 PATH="$PWD/build:$PATH"
-echo "+ accelctl launch --nnodes 2 -n 2 --tag -- bash tests/demo-job.sh"
-accelctl launch --nnodes 2 -n 2 --tag -- bash tests/demo-job.sh
+echo "+ accelctl launch -n 4 --tag -- bash tests/demo-job.sh"
+accelctl launch -n 4 --tag -- bash tests/demo-job.sh

@@ -48,4 +48,33 @@ testLaunch() {
 	vg -- launch -n 2 -K -- sh -c 'exit $ACCELCTL_RANK'
 }
 
+# The helper and the synchronising clients: a helper under valgrind serves a
+# 2-rank job whose rank 0 runs under valgrind too; the helper then idles out.
+testHelperAndSyncPaths() {
+	local rt; rt=$(scratch)/rt; mkdir -m 700 "$rt"
+	local job="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_JOB_ID=vg ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	local r0="$job ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0" r1="$job ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1"
+	# shellcheck disable=SC2086
+	env -i PATH=/usr/bin:/bin $r0 ACCELCTL_HELPER_IDLE=3s valgrind -q --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+		"$ACCELCTL" helper run 2>"$(scratch)/vg-helper" &
+	local hp=$!
+	until [ -S "$rt/vg.sock" ]; do sleep 0.1; done
+	# shellcheck disable=SC2086
+	(env -i PATH=/usr/bin:/bin $r1 sh -c '"$0" barrier b; "$0" broadcast c; "$0" on-main --wait -- true; "$0" barrier --status 0 s' "$ACCELCTL" >/dev/null) &
+	# shellcheck disable=SC2086
+	vg $r0 -- barrier b
+	# shellcheck disable=SC2086
+	vg $r0 -- broadcast c value
+	# shellcheck disable=SC2086
+	vg $r0 -- on-main --wait -- true
+	# shellcheck disable=SC2086
+	vg $r0 -- barrier --status 0 s
+	# shellcheck disable=SC2086
+	vg $r0 -- status
+	wait %2 2>/dev/null
+	wait "$hp"
+	assertEquals "helper under valgrind: $(cat "$(scratch)/vg-helper")" 0 $?
+}
+
 load_shunit2
