@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "duration.h"
 #include "proto.h"
 #include "rundir.h"
 #include "topo.h"
@@ -40,9 +41,6 @@ int  ac_client_send(struct ac_client *c, const struct ac_buf *b);
  * the deadline. R stays valid until the next call.
  */
 int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-long ac_now_ms(void);
 
 /* Run the helper in this process (the "accelctl helper run" body). */
 int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);

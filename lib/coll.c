@@ -11,19 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coll.h"
+#include "duration.h"
 #include "journal.h"
-
-static long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 int
 ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
@@ -143,7 +134,7 @@ new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
 	c->scope = scope;
 	c->gen = gen;
 	c->source = source;
-	c->since_ms = mono_ms();
+	c->since_ms = ac_now_ms();
 	c->next = j->colls;
 	j->colls = c;
 	return c;
@@ -426,7 +417,7 @@ void
 ac_job_status(const struct ac_job *j, char *buf, size_t len)
 {
 	size_t n;
-	long now = mono_ms();
+	long now = ac_now_ms();
 	int any = 0;
 
 	n = (size_t)snprintf(buf, len, "job %s, node %ld of %ld, %ld local "

@@ -1,6 +1,7 @@
 /* duration.c: parsing of deadlines: "90s", "30m", "2h", "500ms", a bare number is seconds. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "duration.h"
 #include "num.h"
@@ -34,6 +35,15 @@ ac_parse_duration(const char *s, long *ms, const char **why)
 		return 0;
 	}
 	return -1;
+}
+
+long
+ac_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 const char *

@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "launch.h"
 #include "msg.h"
 #include "run.h"
@@ -213,15 +213,6 @@ signal_all(struct launch_state *s, int sig)
 			kill(s->kids[i].pid, sig);
 }
 
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Reap every child that exited; remember the first failure. */
 static int
 reap(struct launch_state *s)
@@ -314,12 +305,12 @@ loop(struct launch_state *s, int sfd)
 				pfd[np++] = (struct pollfd){ .fd = s->kids[i].err.fd, .events = POLLIN };
 		}
 		if (deadline >= 0)
-			timeout = (int)(deadline > now_ms() ? deadline - now_ms() : 0);
+			timeout = (int)(deadline > ac_now_ms() ? deadline - ac_now_ms() : 0);
 		if (poll(pfd, (nfds_t)np, timeout) == -1 && errno != EINTR) {
 			ac_warn("poll");
 			break;
 		}
-		if (deadline >= 0 && now_ms() >= deadline) {
+		if (deadline >= 0 && ac_now_ms() >= deadline) {
 			signal_all(s, SIGKILL);
 			deadline = -1;
 		}
@@ -341,7 +332,7 @@ loop(struct launch_state *s, int sfd)
 				if (reap(s) && s->l->kill_on_bad_exit &&
 				    deadline < 0 && s->running > 0) {
 					signal_all(s, SIGTERM);
-					deadline = now_ms() + KILL_WAIT_MS;
+					deadline = ac_now_ms() + KILL_WAIT_MS;
 				}
 			} else if (si.ssi_code != SI_KERNEL)
 				signal_all(s, (int)si.ssi_signo);

@@ -106,6 +106,23 @@ backoff(int attempt)
 	nanosleep(&ts, NULL);
 }
 
+/* ABORTED or ERROR: print it, return the exit code; -1 for any other type. */
+static int
+final_reply(struct ac_sync *s, int type, struct ac_rd *r)
+{
+	char text[1024];
+
+	if (type != AC_MSG_ABORTED && type != AC_MSG_ERROR)
+		return -1;
+	ac_get_str(r, text, sizeof(text));
+	if (type == AC_MSG_ABORTED) {
+		ac_warnx("%s: aborted: %s", s->what, text);
+		return AC_EXIT_ABORTED;
+	}
+	ac_warnx("%s: the helper refused: %s", s->what, text);
+	return AC_EXIT_FAILED;
+}
+
 /*
  * Connect and send ARRIVE; wait for the ACK. Returns 0, -1 when the helper
  * went away (retry), or an exit code with the message printed.
@@ -117,7 +134,6 @@ arrive(const struct ac_topo *t, struct ac_sync *s)
 	struct ac_rd r;
 	int rc = 0, type, failures = 0;
 	long left;
-	char text[1024];
 
 	for (;;) {
 		if (ac_client_open(&s->c, t, 1, &rc) == 0)
@@ -144,21 +160,11 @@ arrive(const struct ac_topo *t, struct ac_sync *s)
 	if (type == -1)
 		return -1;
 	type = ac_client_recv(&s->c, ac_now_ms() + 10000, &r);
-	switch (type) {
-	case AC_MSG_ACK:
+	if (type == AC_MSG_ACK) {
 		s->gen = ac_get_i64(&r);
 		return 0;
-	case AC_MSG_ABORTED:
-		ac_get_str(&r, text, sizeof(text));
-		ac_warnx("%s: aborted: %s", s->what, text);
-		return AC_EXIT_ABORTED;
-	case AC_MSG_ERROR:
-		ac_get_str(&r, text, sizeof(text));
-		ac_warnx("%s: the helper refused: %s", s->what, text);
-		return AC_EXIT_FAILED;
-	default:
-		return -1;
 	}
+	return final_reply(s, type, &r);
 }
 
 /* Arrive, reconnecting while the helper is gone. 0 or an exit code. */
@@ -229,16 +235,8 @@ await(struct ac_sync *s)
 			    ac_format_duration(s->timeout_ms, d1, sizeof(d1)),
 			    s->what, (long long)s->gen, text);
 			return AC_EXIT_TIMEOUT;
-		case AC_MSG_ABORTED:
-			ac_get_str(&r, text, sizeof(text));
-			ac_warnx("%s: aborted: %s", s->what, text);
-			return AC_EXIT_ABORTED;
-		case AC_MSG_ERROR:
-			ac_get_str(&r, text, sizeof(text));
-			ac_warnx("%s: the helper refused: %s", s->what, text);
-			return AC_EXIT_FAILED;
 		default:
-			return -1;
+			return final_reply(s, type, &r);
 		}
 	}
 }
