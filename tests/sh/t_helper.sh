@@ -1,0 +1,97 @@
+# t_helper.sh: accelctl helper run|start|stop|status, idle exit, the log, and that
+# clients use a running helper instead of starting another.
+. "$(dirname "$0")/lib.sh"
+
+setUp() {
+	RT=$(scratch)/rt.$RANDOM
+	mkdir -m 700 "$RT"
+	J="ACCELCTL_RUNTIME_DIR=$RT ACCELCTL_JOB_ID=hj ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	R0="$J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0"
+	R1="$J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1"
+}
+
+# A process that exited is gone, or a zombie where pid 1 does not reap (containers).
+alive() { [ -n "$(ps -o stat= -p "$1" 2>/dev/null | grep -v Z)" ]; }
+
+tearDown() {
+	# shellcheck disable=SC2086
+	run $R0 -- helper stop
+}
+
+testStartStatusStop() {
+	# shellcheck disable=SC2086
+	run $R0 -- helper status
+	assertRc 1 "status without a helper"
+	assertContains "$out" "no helper runs for job hj"
+	# shellcheck disable=SC2086
+	run $R0 -- helper start
+	assertRc 0 "start"
+	local pid; pid=$(cat "$RT/hj.pid")
+	assertContains "$out" "helper $pid serves job hj at $RT/hj.sock"
+	# shellcheck disable=SC2086
+	run $R0 -- helper start
+	assertRc 0 "start again"
+	assertEquals "the same helper" "$pid" "$(cat "$RT/hj.pid")"
+	# shellcheck disable=SC2086
+	run $R1 -- helper status
+	assertRc 0 "status"
+	assertContains "$out" "helper $pid serves job hj"
+	assertContains "$out" "nothing in flight"
+	assertContains "$(cat "$RT/hj.log")" "serving job hj on $RT/hj.sock"
+	# shellcheck disable=SC2086
+	run $R0 -- helper stop
+	assertRc 0 "stop"
+	local i=0
+	while alive "$pid" && [ $i -lt 50 ]; do sleep 0.05; i=$((i + 1)); done
+	assertFalse "stopped" "alive $pid"
+	assertFalse "socket removed" "[ -e '$RT/hj.sock' ]"
+	assertContains "$(cat "$RT/hj.log")" "stop requested by rank 0"
+	# shellcheck disable=SC2086
+	run $R0 -- helper stop
+	assertRc 0 "stop without a helper"
+}
+
+testIdleExit() {
+	# shellcheck disable=SC2086
+	run $R0 ACCELCTL_HELPER_IDLE=1s -- helper start
+	local pid; pid=$(cat "$RT/hj.pid")
+	sleep 2
+	assertFalse "exited after 1s idle" "alive $pid"
+	assertContains "$(cat "$RT/hj.log")" "exiting"
+}
+
+testRunInForeground() {
+	# shellcheck disable=SC2086
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=2s \
+		"$ACCELCTL" helper run 2>"$RT/fg.err" &
+	local fg=$!
+	until [ -S "$RT/hj.sock" ]; do sleep 0.05; done
+	assertEquals "the foreground helper" "$fg" "$(cat "$RT/hj.pid")"
+	# shellcheck disable=SC2086
+	(run $R0 -- barrier --timeout 5s fg; echo "$rc" >"$RT/rc0") &
+	# shellcheck disable=SC2086
+	run $R1 -- barrier --timeout 5s fg
+	wait %2 2>/dev/null; sleep 0.1
+	assertEquals "barrier through the foreground helper" 0 "$rc"
+	assertEquals "no other helper was started" "$fg" "$(cat "$RT/hj.pid")"
+	# shellcheck disable=SC2086
+	run $R0 -- helper run
+	assertRc 125 "a second helper run"
+	assertErrMatches "accelctl: helper: a helper (pid $fg) already serves job hj"
+	wait "$fg"
+	assertEquals "the foreground helper exits 0 when idle" 0 $?
+	assertContains "$(cat "$RT/fg.err")" "serving job hj"
+}
+
+testBadAction() {
+	run -- helper frob
+	assertRc 2 "bad action"
+	assertErrMatches "accelctl: helper: unknown action 'frob': run, start, stop or status"
+	run -- helper
+	assertRc 2 "no action"
+	run ACCELCTL_HELPER_IDLE=soon -- helper run
+	assertRc 2 "bad idle"
+	assertErrMatches "invalid ACCELCTL_HELPER_IDLE='soon'"
+}
+
+load_shunit2
