@@ -4,7 +4,9 @@
 #include <stdlib.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "duration.h"
+#include "rdvurl.h"
 
 int
 ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
@@ -24,15 +26,29 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 		    "ACCELCTL_NODE_RANK and ACCELCTL_NNODES", t->launcher);
 		return AC_EXIT_USAGE;
 	}
-	if (rdv == NULL || *rdv == '\0')
+	if (rdv == NULL || *rdv == '\0') {
 		ac_warnx("this job spans %ld nodes: set "
 		    "ACCELCTL_RENDEZVOUS=redis://HOST:PORT so that the nodes' "
 		    "helpers can meet", t->v[AC_NNODES]);
-	else
-		ac_warnx("this job spans %ld nodes, and this build of accelctl "
-		    "cannot meet across nodes yet (ACCELCTL_RENDEZVOUS is not "
-		    "supported)", t->v[AC_NNODES]);
+		return AC_EXIT_USAGE;
+	}
+#if ACCELCTL_HAVE_HIREDIS
+	/* Checked here, so that a typo is exit 2 on every rank at once. */
+	struct ac_rdv_url u;
+	char err[512];
+
+	if (ac_rdv_parse(rdv, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), &u, err,
+	    sizeof(err)) == -1) {
+		ac_warnx("%s", err);
+		return AC_EXIT_USAGE;
+	}
+	return 0;
+#else
+	ac_warnx("this job spans %ld nodes, and this accelctl was built "
+	    "without hiredis: it cannot use ACCELCTL_RENDEZVOUS",
+	    t->v[AC_NNODES]);
 	return AC_EXIT_USAGE;
+#endif
 }
 
 int

@@ -29,6 +29,10 @@ ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
 	j->node = node;
 	j->nnodes = nnodes;
 	ac_journal_shape(j);
+	/* Before any arrival is counted: a cross-node barrier must never
+	 * complete on this node alone, not even while the journal replays. */
+	if (j->shaped != NULL)
+		j->shaped(j);
 	return 0;
 }
 
@@ -179,17 +183,86 @@ barrier_result(struct ac_job *j, struct ac_coll *c)
 	}
 }
 
+int
+ac_coll_cross(const struct ac_job *j, const struct ac_coll *c)
+{
+	return j->x != NULL && c->scope == AC_SCOPE_JOB && j->nnodes > 1;
+}
+
+/*
+ * Release C when this node has all it needs. Across nodes a barrier first
+ * hands this node's outcome to the transport, which releases it later
+ * (ac_job_remote_done); a result op publishes a local source's result.
+ */
 static void
 complete(struct ac_job *j, struct ac_coll *c)
 {
+	int cross = ac_coll_cross(j, c);
+
 	if (c->done)
 		return;
 	if (c->op == AC_OP_BARRIER) {
 		if (c->narrived < j->lsize)
 			return;
 		barrier_result(j, c);
-	} else if (c->src != AC_SRC_DONE)
+		if (cross) {
+			if (!c->xsent) {
+				c->xsent = 1;
+				j->x->arrive(j, c);
+			}
+			return;
+		}
+	} else if (c->src != AC_SRC_DONE) {
+		if (cross && !c->xsent) {
+			c->xsent = 1;
+			j->x->want(j, c);
+		}
 		return;
+	} else if (cross)
+		j->x->publish(j, c);
+	c->done = 1;
+	if (j->released != NULL)
+		j->released(j, c);
+}
+
+struct ac_coll *
+ac_job_find(struct ac_job *j, const char *key, int64_t gen)
+{
+	struct ac_keygen *k;
+
+	for (k = j->keys; k != NULL; k = k->next)
+		if (strcmp(k->key, key) == 0)
+			return find_coll(j, k, gen);
+	return NULL;
+}
+
+void
+ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
+    const char *value, size_t len)
+{
+	struct ac_coll *c = ac_job_find(j, key, gen);
+	const char *nl1, *nl2;
+
+	if (c == NULL || c->done || c->src == AC_SRC_LOST || len == 0)
+		return;
+	if (value[0] == 'L') {
+		c->src = AC_SRC_LOST;
+		if (j->released != NULL)
+			j->released(j, c);
+		return;
+	}
+	if (value[0] != 'R' || (nl1 = memchr(value, '\n', len)) == NULL ||
+	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - value))) == NULL)
+		return;
+	c->result = strtoll(value + 2, NULL, 10);
+	snprintf(c->failed, sizeof(c->failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
+	free(c->payload);
+	c->payload = NULL;
+	c->paylen = len - (size_t)(nl2 + 1 - value);
+	if (c->paylen > 0 && (c->payload = malloc(c->paylen)) == NULL)
+		c->paylen = 0;
+	if (c->paylen > 0)
+		memcpy(c->payload, nl2 + 1, c->paylen);
 	c->done = 1;
 	if (j->released != NULL)
 		j->released(j, c);
@@ -279,6 +352,8 @@ ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
 		return;
 	c->src = AC_SRC_LOST;
 	ac_journal_lost(j, c);
+	if (ac_coll_cross(j, c))
+		j->x->publish(j, c);
 	if (j->released != NULL)
 		j->released(j, c);
 }
@@ -305,6 +380,19 @@ ac_job_abort(struct ac_job *j, long lrank, const char *reason)
 	if ((j->aborted = strdup(text)) == NULL)
 		return;
 	ac_journal_abort(j, lrank, reason);
+	if (j->x != NULL && j->nnodes > 1)
+		j->x->abort(j);
+	if (j->aborting != NULL)
+		j->aborting(j);
+}
+
+void
+ac_job_abort_remote(struct ac_job *j, const char *text)
+{
+	if (j->aborted != NULL || (j->aborted = strdup(text)) == NULL)
+		return;
+	/* Journaled as coming from nowhere (-1): a restart must remember it. */
+	ac_journal_abort(j, -1, text);
 	if (j->aborting != NULL)
 		j->aborting(j);
 }
@@ -373,6 +461,12 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 		else
 			snprintf(buf, len, "rank %lld has not arrived yet",
 			    (long long)c->source);
+		return;
+	}
+	if (c->narrived == j->lsize && c->xsent) {
+		snprintf(buf, len, "all %ld ranks of node %ld arrived; waiting for "
+		    "node%s %s", j->lsize, j->node, strchr(c->xmissing, ',') ?
+		    "s" : "", c->xmissing[0] ? c->xmissing : "(unknown yet)");
 		return;
 	}
 	n = (size_t)snprintf(buf, len, "%ld/%ld arrived; missing:",

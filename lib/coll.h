@@ -26,6 +26,19 @@ struct ac_coll {
 	size_t		 paylen;
 	long		 waiters;		/* connections attached */
 	long		 since_ms;		/* first arrival, for status */
+	int		 xsent;			/* handed to the cross-node transport */
+	char		 xmissing[256];		/* nodes not arrived, at our last look */
+};
+
+struct ac_job;
+
+/* The step across nodes (xredis.c); all may be called while disconnected:
+ * the transport then catches up when it connects. */
+struct ac_xops {
+	void	(*arrive)(struct ac_job *, struct ac_coll *);	/* local ranks all arrived */
+	void	(*publish)(struct ac_job *, struct ac_coll *);	/* a local source's result */
+	void	(*want)(struct ac_job *, struct ac_coll *);	/* the source may be elsewhere */
+	void	(*abort)(struct ac_job *);			/* a local rank aborted */
 };
 
 struct ac_keygen {
@@ -48,7 +61,23 @@ struct ac_job {
 	size_t		  journal_size;
 	void		(*released)(struct ac_job *, struct ac_coll *);
 	void		(*aborting)(struct ac_job *);
+	const struct ac_xops *x;		/* set when the job spans nodes */
+	void		(*shaped)(struct ac_job *);	/* the shape became known */
 };
+
+/* Does collective C span nodes (a job-wide wait of a multi-node job)? */
+int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
+/* Find the collective KEY/GEN, in flight or the last one released. */
+struct ac_coll *ac_job_find(struct ac_job *j, const char *key, int64_t gen);
+/*
+ * The transport's answer for a cross-node collective: VALUE is "R status\n
+ * failed\n" then the payload, or "L" when the source died. Ignored when the
+ * collective is unknown here or done already.
+ */
+void ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
+    const char *value, size_t len);
+/* An abort that came from another node: remembered, not sent back. */
+void ac_job_abort_remote(struct ac_job *j, const char *text);
 
 /* Set the job's shape (from the first HELLO or the journal). -1 on no memory. */
 int  ac_job_shape(struct ac_job *j, long lsize, long world, long node,

@@ -30,7 +30,12 @@
 #include "journal.h"
 #include "msg.h"
 #include "proto.h"
+#include "rdvurl.h"
 #include "rundir.h"
+#include "config.h"
+#if ACCELCTL_HAVE_HIREDIS
+#include "xredis.h"
+#endif
 
 struct conn {
 	struct conn	*next;
@@ -166,6 +171,47 @@ on_abort(struct ac_job *j)
 			detach(c);
 		}
 	}
+}
+
+/*
+ * A job that spans nodes meets the other nodes through the rendezvous of
+ * ACCELCTL_RENDEZVOUS (the password maybe from ACCELCTL_REDIS_PASSWORD_FILE).
+ * Started once the job's shape is known.
+ */
+static void
+start_transport(struct ac_job *j)
+{
+	const char *url = getenv("ACCELCTL_RENDEZVOUS");
+	char err[512];
+
+	(void)j;
+	if (H.job.x != NULL || H.job.nnodes <= 1 || url == NULL || *url == '\0')
+		return;
+#if ACCELCTL_HAVE_HIREDIS
+	struct ac_rdv_url u;
+
+	if (ac_rdv_parse(url, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), &u, err,
+	    sizeof(err)) == -1 || ac_xredis_start(&H.job, &u, err, sizeof(err)) == -1) {
+		logf_("%s", err);
+		return;
+	}
+	logf_("node %ld of %ld meets the others through %s", H.job.node,
+	    H.job.nnodes, u.where);
+#else
+	snprintf(err, sizeof(err), "built without hiredis: cannot use %s", "ACCELCTL_RENDEZVOUS");
+	logf_("%s", err);
+#endif
+}
+
+/* Why a cross-node wait cannot go on, or NULL. */
+static const char *
+transport_down(void)
+{
+#if ACCELCTL_HAVE_HIREDIS
+	return H.job.x != NULL ? ac_xredis_down() : NULL;
+#else
+	return NULL;
+#endif
 }
 
 static void
@@ -452,9 +498,31 @@ timers(void)
 	long now = ac_now_ms(), next = -1;
 	char text[2048];
 
+#if ACCELCTL_HAVE_HIREDIS
+	if (H.job.x != NULL) {
+		long t = ac_xredis_timer(now);
+		if (t >= 0)
+			next = now + t;
+	}
+#endif
 	for (struct conn *c = H.conns; c != NULL; c = c->next) {
+		const char *down;
+
 		if (c->coll == NULL)
 			continue;
+		/* A rendezvous that is down at the deadline (or refused us for
+		 * good) is accelctl failing, exit 125, not a missing rank. */
+		down = ac_coll_cross(&H.job, c->coll) ? transport_down() : NULL;
+		if (down != NULL && (
+#if ACCELCTL_HAVE_HIREDIS
+		    ac_xredis_fatal() ||
+#endif
+		    (c->deadline >= 0 && now >= c->deadline))) {
+			snprintf(text, sizeof(text), "rendezvous unreachable: %s", down);
+			send_text(c, AC_MSG_FAILED, text);
+			detach(c);
+			continue;
+		}
 		if (c->deadline >= 0 && now >= c->deadline) {
 			ac_coll_summary(&H.job, c->coll, text, sizeof(text));
 			send_text(c, AC_MSG_TIMEOUT, text);
@@ -576,7 +644,7 @@ loop(void)
 
 		if (H.stop)
 			break;
-		if (cap < (size_t)H.nconns + 2) {
+		if (cap < (size_t)H.nconns + 4) {
 			cap = (size_t)H.nconns + 64;
 			free(pfd);
 			if ((pfd = calloc(cap, sizeof(*pfd))) == NULL)
@@ -587,9 +655,22 @@ loop(void)
 		for (c = H.conns; c != NULL; c = c->next)
 			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN |
 			    (c->out.len > c->outoff ? POLLOUT : 0) };
+		size_t xfirst = n;
+		int nx = 0;
+#if ACCELCTL_HAVE_HIREDIS
+		if (H.job.x != NULL)
+			nx = ac_xredis_fds(pfd + n);
+#endif
+		n += (size_t)nx;
 		if (poll(pfd, n, timeout > INT32_MAX ? INT32_MAX : (int)timeout) == -1 &&
 		    errno != EINTR)
 			break;
+#if ACCELCTL_HAVE_HIREDIS
+		if (nx > 0)
+			ac_xredis_events(pfd + xfirst, nx);
+#else
+		(void)xfirst;
+#endif
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -644,6 +725,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	snprintf(H.job.id, sizeof(H.job.id), "%s", t->job_id);
 	H.job.released = on_released;
 	H.job.aborting = on_abort;
+	H.job.shaped = start_transport;
 	if (ac_paths_init(&H.paths, t->job_id, 1, err, sizeof(err)) == -1) {
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
@@ -698,6 +780,9 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 out:
 	while (H.conns != NULL)
 		drop_conn(H.conns);
+#if ACCELCTL_HAVE_HIREDIS
+	ac_xredis_stop();
+#endif
 	if (H.lfd >= 0)
 		close(H.lfd);
 	if (H.sfd >= 0)

@@ -35,6 +35,7 @@ enum ac_msg {
 	AC_MSG_STATUS,		/* c; h answers TEXT */
 	AC_MSG_TEXT,		/* h: text str */
 	AC_MSG_STOP,		/* c; h answers ACK and exits */
+	AC_MSG_FAILED,		/* h: text str; the rendezvous is unreachable (exit 125) */
 	AC_MSG_MAX
 };
 

@@ -112,12 +112,17 @@ final_reply(struct ac_sync *s, int type, struct ac_rd *r)
 {
 	char text[1024];
 
-	if (type != AC_MSG_ABORTED && type != AC_MSG_ERROR)
+	if (type != AC_MSG_ABORTED && type != AC_MSG_ERROR &&
+	    type != AC_MSG_FAILED)
 		return -1;
 	ac_get_str(r, text, sizeof(text));
 	if (type == AC_MSG_ABORTED) {
 		ac_warnx("%s: aborted: %s", s->what, text);
 		return AC_EXIT_ABORTED;
+	}
+	if (type == AC_MSG_FAILED) {
+		ac_warnx("%s: %s", s->what, text);
+		return AC_EXIT_FAILED;
 	}
 	ac_warnx("%s: the helper refused: %s", s->what, text);
 	return AC_EXIT_FAILED;

@@ -1,0 +1,25 @@
+/* rdvurl.h: the rendezvous address: redis://[user:password@]host:port[/db] or unix:///path. */
+#ifndef ACCELCTL_RDVURL_H
+#define ACCELCTL_RDVURL_H
+
+#include <stddef.h>
+
+struct ac_rdv_url {
+	char	host[256];	/* "" for a Unix socket */
+	int	port;
+	char	path[512];	/* the Unix socket, or "" */
+	char	user[128];	/* "" for none (AUTH with the password alone) */
+	char	password[256];	/* "" for none; never printed */
+	int	db;
+	char	where[600];	/* "host:port" or the socket path: what messages name */
+};
+
+/*
+ * Parse URL into U; the password may instead come from the file named by
+ * PASSWORD_FILE (its first line), which wins when given. Returns 0, or -1
+ * with a reason in ERR that never contains the password.
+ */
+int ac_rdv_parse(const char *url, const char *password_file,
+    struct ac_rdv_url *u, char *err, size_t errlen);
+
+#endif
