@@ -34,6 +34,8 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	    strcmp(action, "stop") != 0 && strcmp(action, "status") != 0)
 		return ac_usage_error(self, "unknown action '%.40s': run, start, "
 		    "stop or status", action);
+	if (a->val[0] != NULL)
+		setenv("ACCELCTL_RENDEZVOUS", a->val[0], 1);
 	if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
 	if (strcmp(action, "run") == 0) {
@@ -76,10 +78,15 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	return rc;
 }
 
+static const struct ac_optdef helper_opts[] = {
+	{ "rendezvous", 'r', "URL", "meet the other nodes' helpers there (ACCELCTL_RENDEZVOUS)" },
+	{ NULL, 0, NULL, NULL }
+};
+
 const struct ac_cmd cmd_helper = {
 	.name = "helper",
 	.group = "Tools",
-	.args = "run | start | stop | status",
+	.args = "[--rendezvous URL] run | start | stop | status",
 	.summary = "run, start, stop or look at this node's helper",
 	.help = "The per-node helper carries barriers and the other waits. Clients "
 	    "start it on demand (detached, logging to the runtime directory) and it "
@@ -88,6 +95,7 @@ const struct ac_cmd cmd_helper = {
 	    "starts it detached unless it runs, 'stop' stops it (its state stays "
 	    "on disk for the next one), 'status' shows it and exits 1 if none "
 	    "runs.",
+	.opts = helper_opts,
 	.minpos = 1,
 	.maxpos = 1,
 	.exec = exec_helper,

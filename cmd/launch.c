@@ -3,13 +3,14 @@
 #include "launch.h"
 #include "num.h"
 
-enum { OPT_NPROC, OPT_NNODES, OPT_TAG, OPT_KILL };
+enum { OPT_NPROC, OPT_NNODES, OPT_TAG, OPT_KILL, OPT_RDV };
 
 static const struct ac_optdef launch_opts[] = {
 	[OPT_NPROC] = { "nproc", 'n', "K", "processes per node (required)" },
 	[OPT_NNODES] = { "nnodes", 'N', "M", "simulated nodes (default 1)" },
 	[OPT_TAG] = { "tag", 'l', NULL, "prefix each output line with the rank, as srun -l" },
 	[OPT_KILL] = { "kill-on-bad-exit", 'K', NULL, "stop the others when one fails, as srun -K" },
+	[OPT_RDV] = { "rendezvous", 'r', "URL", "ACCELCTL_RENDEZVOUS for the processes (redis://host:port)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -43,13 +44,16 @@ exec_launch(const struct ac_cmd *self, struct ac_args *a)
 	l.tag = a->seen[OPT_TAG] > 0;
 	l.kill_on_bad_exit = a->seen[OPT_KILL] > 0;
 	l.argv = a->child;
+	/* Inherited by every process, and so by the helpers they start. */
+	if (a->val[OPT_RDV] != NULL)
+		setenv("ACCELCTL_RENDEZVOUS", a->val[OPT_RDV], 1);
 	return ac_launch_run(&l);
 }
 
 const struct ac_cmd cmd_launch = {
 	.name = "launch",
 	.group = "Tools",
-	.args = "-n K [--nnodes M] [--tag] [--kill-on-bad-exit] -- CMD...",
+	.args = "-n K [--nnodes M] [--tag] [--kill-on-bad-exit] [--rendezvous URL] -- CMD...",
 	.summary = "start K processes on each of M simulated nodes",
 	.help = "Start CMD as K processes on each of M simulated nodes (M x K in all) "
 	    "with ACCELCTL_RANK, ACCELCTL_WORLD_SIZE, ACCELCTL_LOCAL_RANK, "
@@ -58,7 +62,10 @@ const struct ac_cmd cmd_launch = {
 	    "a way to try job scripts without a cluster. Standard input goes to rank "
 	    "0 only. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to "
 	    "accelctl are forwarded to every process. The exit status is the first "
-	    "non-zero one (128+N for a signal), else 0.",
+	    "non-zero one (128+N for a signal), else 0. With several nodes, the "
+	    "waiting commands need a rendezvous: --rendezvous URL or "
+	    "ACCELCTL_RENDEZVOUS, each simulated node's helper meeting the others "
+	    "there.",
 	.opts = launch_opts,
 	.child = AC_CHILD_REQUIRED,
 	.exec = exec_launch,

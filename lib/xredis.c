@@ -47,20 +47,22 @@ static struct {
 	long			 ttl;
 } X;
 
-/* Lua: record this node's arrival; if it is the last, write the result and
- * tell every node. KEYS: arr, st, done, inbox 0..n-1. ARGV: node, "rank:status
- * ..." of this node's failures, ttl, nnodes, "KEY GEN". Returns {1, result}
- * or {0, arrived nodes}. */
+/* Lua: record this node's arrival (a hash field per node: arriving twice
+ * cannot count twice); if it is the last, write the result and tell every
+ * node. KEYS: arrivals, done, inbox 0..n-1. ARGV: node, "rank:status ..." of
+ * this node's failures, ttl, nnodes, "KEY GEN". Returns {1, result} or
+ * {0, nodes arrived}. */
 static const char arrive_lua[] =
 "local ttl = tonumber(ARGV[3])\n"
-"redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) redis.call('EXPIRE', KEYS[2], ttl)\n"
-"redis.call('SADD', KEYS[1], ARGV[1]) redis.call('EXPIRE', KEYS[1], ttl)\n"
-"local done = redis.call('GET', KEYS[3])\n"
+"local done = redis.call('GET', KEYS[2])\n"
 "if done then return {1, done} end\n"
-"if redis.call('SCARD', KEYS[1]) < tonumber(ARGV[4]) then\n"
-"  return {0, redis.call('SMEMBERS', KEYS[1])} end\n"
+"if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 and\n"
+"   redis.call('HLEN', KEYS[1]) == 1 then redis.call('EXPIRE', KEYS[1], ttl) end\n"
+"local all = redis.call('HGETALL', KEYS[1])\n"
+"if #all / 2 < tonumber(ARGV[4]) then\n"
+"  local nodes = {} for i = 1, #all, 2 do nodes[#nodes + 1] = all[i] end\n"
+"  return {0, nodes} end\n"
 "local fails = {}\n"
-"local all = redis.call('HGETALL', KEYS[2])\n"
 "for i = 2, #all, 2 do\n"
 "  for r, s in string.gmatch(all[i], '(%d+):(%d+)') do\n"
 "    fails[#fails + 1] = {tonumber(r), s} end end\n"
@@ -71,8 +73,8 @@ static const char arrive_lua[] =
 "  text[#text + 1] = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')' end\n"
 "if #fails > 40 then text[#text + 1] = 'and ' .. (#fails - 40) .. ' more' end\n"
 "done = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
-"redis.call('SET', KEYS[3], done, 'EX', ttl)\n"
-"for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[5] .. '\\n' .. done)\n"
+"redis.call('SET', KEYS[2], done, 'EX', ttl)\n"
+"for i = 3, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[5] .. '\\n' .. done)\n"
 "  redis.call('EXPIRE', KEYS[i], ttl) end\n"
 "return {1, done}\n";
 
@@ -329,16 +331,15 @@ on_arrive(redisAsyncContext *ac, void *rp, void *priv)
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char arr[KEY_MAX], st[KEY_MAX], done[KEY_MAX], node[24], ttl[24], nn[24];
+	char arr[KEY_MAX], done[KEY_MAX], node[24], ttl[24], nn[24];
 	char note[AC_KEY_MAX + 32], fails[4096];
-	const char *keys[3] = { arr, st, done }, *args[5];
+	const char *keys[2] = { arr, done }, *args[5];
 	size_t n = 0;
 	struct req *r;
 
 	if (!X.up || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected */
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-	keyname(st, sizeof(st), "st", c->key, c->gen);
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
@@ -355,7 +356,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	args[2] = ttl;
 	args[3] = nn;
 	args[4] = note;
-	eval(on_arrive, r, arrive_lua, 3, keys, 5, args, NULL);
+	eval(on_arrive, r, arrive_lua, 2, keys, 5, args, NULL);
 }
 
 static void

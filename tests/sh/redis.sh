@@ -1,0 +1,46 @@
+# redis.sh: a private redis-server for a suite, on a free loopback port and a Unix
+# socket in the suite's scratch directory; sourced by the suites that need one.
+
+# free_port: a loopback port nothing listens on.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# redis_start [ARGS...]: start redis-server with extra ARGS; sets REDIS_PORT,
+# REDIS_SOCK, REDIS_DIR. Skips the suite (exit 77) when redis-server is missing.
+redis_start() {
+	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; exit "$SKIP"; }
+	REDIS_DIR=$(scratch)/redis
+	mkdir -p "$REDIS_DIR"
+	REDIS_PORT=${REDIS_PORT:-$(free_port)}
+	REDIS_SOCK=$REDIS_DIR/redis.sock
+	REDIS_ARGS="--port $REDIS_PORT --bind 127.0.0.1 --unixsocket $REDIS_SOCK --unixsocketperm 700 \
+		--save '' --appendonly no --dir $REDIS_DIR --daemonize yes --pidfile $REDIS_DIR/pid \
+		--logfile $REDIS_DIR/log $*"
+	eval "redis-server $REDIS_ARGS"
+	local i=0
+	while [ ! -S "$REDIS_SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+
+# redis_cli ARGS...: talk to it (as the default user, or REDISCLI_AUTH).
+redis_cli() { redis-cli -s "$REDIS_SOCK" "$@"; }
+
+redis_kill() {
+	[ -f "$REDIS_DIR/pid" ] && kill -9 "$(cat "$REDIS_DIR/pid")" 2>/dev/null
+	local i=0
+	while [ -S "$REDIS_SOCK" ] && redis_cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+	rm -f "$REDIS_SOCK" "$REDIS_DIR/pid"
+}
+
+# redis_restart: the same server again, empty (no persistence).
+redis_restart() {
+	eval "redis-server $REDIS_ARGS"
+	local i=0
+	while ! redis_cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+
+redis_stop() { redis_kill; }

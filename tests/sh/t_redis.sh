@@ -1,0 +1,140 @@
+# t_redis.sh: every synchronising command across simulated nodes through a private
+# redis-server: barrier generations, --status, broadcast (small and 1 MiB), --wait,
+# main-first, abort, and two jobs that share one Redis without meeting.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
+
+oneTimeSetUp() { redis_start; }
+oneTimeTearDown() { redis_stop; }
+
+# across NODES RANKS ARGS...: accelctl launch on simulated nodes through Redis.
+across() {
+	local nodes=$1 ranks=$2; shift 2
+	run ACCELCTL_RENDEZVOUS="${RDV:-unix://$REDIS_SOCK}" -- launch --nnodes "$nodes" -n "$ranks" --tag -- "$@"
+}
+
+checkGenerations() {
+	local nodes=$1 d; d=$(scratch)/gen$nodes; mkdir -p "$d"
+	across "$nodes" 2 bash -c '
+		for g in $(seq 0 19); do
+			sleep 0.00$((RANDOM % 10))
+			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+			accelctl barrier --timeout 30s gen || exit
+			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+		done'
+	assertRc 0 "$nodes nodes x 2 ranks x 20 barriers"
+	assertEquals "no generation released before its last arrival" "" "$(cat "$d"/r* | awk '
+		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
+		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
+		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }')"
+}
+
+testGenerationsTwoNodes() { checkGenerations 2; }
+testGenerationsFourNodes() { checkGenerations 4; }
+
+testStatusAcrossNodes() {
+	across 4 2 bash -c 'accelctl barrier --status $([ $ACCELCTL_RANK = 5 ] && echo 4 || echo 0) st; echo "rc=$?"'
+	assertEquals "every rank of every node exits 4" 8 "$(printf '%s\n' "$out" | grep -c 'rc=4$')"
+	assertContains "$err" "accelctl: barrier: st: rank 5 (exit 4) failed"
+}
+
+testBroadcastAcrossNodes() {
+	local d; d=$(scratch)/bc; mkdir -p "$d"
+	head -c 1048576 /dev/urandom >"$d/in"
+	across 2 2 sh -c 'if [ $ACCELCTL_RANK = 0 ]; then accelctl broadcast big <'"$d"'/in; else accelctl broadcast big </dev/null; fi >'"$d"'/out.$ACCELCTL_RANK; accelctl broadcast small "s$ACCELCTL_RANK"'
+	assertRc 0 "broadcast"
+	local r
+	for r in 0 1 2 3; do
+		assertTrue "rank $r got 1 MiB intact" "cmp -s '$d/in' '$d/out.$r'"
+	done
+	assertEquals "small value everywhere" 4 "$(printf '%s\n' "$out" | grep -c ': s0$')"
+}
+
+testWaitAndMainFirstAcrossNodes() {
+	across 2 2 bash -c 'accelctl on-process 3 --wait -- sh -c "kill -9 \$\$"; echo "rc=$?"'
+	assertEquals "137 from a rank of node 1 to all" 4 "$(printf '%s\n' "$out" | grep -c 'rc=137$')"
+	local d; d=$(scratch)/mf; mkdir -p "$d"
+	across 2 2 accelctl main-first -- sh -c 'date +%s%N >'"$d"'/start.$ACCELCTL_RANK; sleep 0.2; date +%s%N >'"$d"'/end.$ACCELCTL_RANK'
+	assertRc 0 "main-first"
+	local r
+	for r in 1 2 3; do
+		assertTrue "rank $r after main" "[ $(cat "$d/start.$r") -ge $(cat "$d/end.0") ]"
+	done
+}
+
+testSourceDiesAcrossNodes() {
+	local d; d=$(scratch)/die; mkdir -p "$d"
+	across 2 2 bash -c '
+		if [ $ACCELCTL_RANK = 0 ]; then
+			accelctl on-main --wait -- sh -c "echo \$PPID >'"$d"'/pid; exec sleep 30" &
+			while [ ! -s '"$d"'/pid ]; do sleep 0.02; done
+			kill -9 $(cat '"$d"'/pid); wait; pkill -f "^sleep 30$"; exit 0
+		fi
+		accelctl on-main --wait --timeout 20s -- true; echo "rc=$?"'
+	assertEquals "waiters on both nodes exit 3" 3 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
+}
+
+testAbortAcrossNodes() {
+	across 2 2 bash -c '
+		if [ $ACCELCTL_RANK = 3 ]; then sleep 0.5; accelctl abort no space; exit 0; fi
+		accelctl barrier --timeout 20s never; echo "rc=$?"
+		accelctl barrier --timeout 20s later; echo "later rc=$?"'
+	assertEquals "waiters on both nodes exit 3" 3 "$(printf '%s\n' "$out" | grep -c ': rc=3$')"
+	assertEquals "and later waits too" 3 "$(printf '%s\n' "$out" | grep -c 'later rc=3$')"
+	assertContains "$err" "aborted: rank 3: no space"
+}
+
+testTimeoutNamesMissingNode() {
+	across 2 2 bash -c '[ $ACCELCTL_NODE_RANK = 1 ] && exit 0; accelctl barrier --timeout 2s alone; echo "rc=$?"'
+	assertEquals "node 0 times out" 2 "$(printf '%s\n' "$out" | grep -c 'rc=124$')"
+	assertContains "$err" "all 2 ranks of node 0 arrived; waiting for node 1"
+}
+
+# Two jobs, one Redis, the same names: they never meet.
+testJobsShareRedisNeverMeet() {
+	local base; base=$(scratch)/two; mkdir -p "$base/a" "$base/b"; chmod 700 "$base/a" "$base/b"
+	local common="ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2"
+	# shellcheck disable=SC2086
+	(run $common ACCELCTL_JOB_ID=A ACCELCTL_RUNTIME_DIR="$base/a" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 2s x
+	 echo "$rc" >"$base/a.rc") &
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 2s x
+	wait
+	assertEquals "job B's node 1 alone" 124 "$rc"
+	assertEquals "job A's node 0 alone" 124 "$(cat "$base/a.rc")"
+	assertNotEquals "keys of both jobs, apart" "" "$(redis_cli --scan --pattern 'accelctl:{A}:*')"
+	assertNotEquals "" "$(redis_cli --scan --pattern 'accelctl:{B}:*')"
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_JOB_ID=A ACCELCTL_RUNTIME_DIR="$base/a" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper stop
+}
+
+testKeysHaveTtlAndOneHashTag() {
+	across 2 1 accelctl barrier ttl
+	assertRc 0 "barrier"
+	local k bad=""
+	for k in $(redis_cli --scan --pattern 'accelctl:*'); do
+		case $k in accelctl:\{*\}:*) ;; *) bad="$bad $k(no hash tag)" ;; esac
+		[ "$(redis_cli ttl "$k")" -gt 0 ] || bad="$bad $k(no TTL)"
+	done
+	assertEquals "every key has the job's hash tag and a TTL" "" "$bad"
+}
+
+testTcpAndUnixSocket() {
+	RDV=redis://127.0.0.1:$REDIS_PORT across 2 2 accelctl barrier tcp
+	assertRc 0 "over TCP"
+	RDV=unix://$REDIS_SOCK across 2 2 accelctl barrier unix
+	assertRc 0 "over a Unix socket"
+}
+
+testBadUrl() {
+	run ACCELCTL_RENDEZVOUS=http://example -- launch --nnodes 2 -n 1 -- accelctl barrier x
+	assertRc 2 "bad URL"
+	assertErrMatches "accelctl: barrier: invalid rendezvous: expected redis://[user:password@]host:port[/db] or unix:///path"
+	run ACCELCTL_RENDEZVOUS=redis://host:99999 -- launch --nnodes 2 -n 1 -- accelctl barrier x
+	assertRc 2 "bad port"
+	assertErrMatches "invalid rendezvous: bad port"
+}
+
+load_shunit2

@@ -1,0 +1,129 @@
+# t_redis_faults.sh: the rendezvous under failure: Redis restarted (without persistence)
+# in the middle of a 4-node barrier loop, a node's helper killed mid-barrier, Redis
+# unreachable, a wrong password, requirepass and an ACL user, and the number of Redis
+# commands per barrier (bounded by the nodes, independent of the ranks per node).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
+
+setUp() { redis_start "${REDIS_EXTRA:-}"; }
+tearDown() { redis_stop; }
+
+across() {
+	local nodes=$1 ranks=$2; shift 2
+	run ACCELCTL_RENDEZVOUS="${RDV:-unix://$REDIS_SOCK}" ${EXTRA_ENV:-} -- \
+		launch --nnodes "$nodes" -n "$ranks" --tag -- "$@"
+}
+
+# Redis dies and comes back empty while 4 nodes loop over a barrier: the loop
+# completes, and no generation is released before its last arrival.
+testRedisRestartMidLoop() {
+	local d; d=$(scratch)/rs; mkdir -p "$d"
+	( sleep 1.5; redis_kill; sleep 0.7; redis_restart; touch "$d/restarted" ) &
+	across 4 2 bash -c '
+		for g in $(seq 0 39); do
+			sleep 0.0$((RANDOM % 10))
+			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+			accelctl barrier --timeout 30s loop || exit
+			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+		done'
+	wait
+	assertRc 0 "the loop completed across the restart"
+	assertTrue "Redis was restarted during the loop" "[ -e '$d/restarted' ]"
+	assertEquals "640 timestamps" 640 "$(cat "$d"/r* | wc -l)"
+	assertEquals "no early release" "" "$(cat "$d"/r* | awk '
+		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
+		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
+		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }')"
+}
+
+# Node 1's helper is killed while its ranks wait for node 0.
+testNodeHelperKilledMidBarrier() {
+	local d; d=$(scratch)/nh; mkdir -p "$d"
+	across 2 2 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			until [ -e '"$d"'/killed ]; do sleep 0.02; done
+			date +%s%N >'"$d"'/arrive.$ACCELCTL_RANK
+			accelctl barrier --timeout 20s h; echo "rc=$?"
+		else
+			if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
+				( until accelctl status | grep -q "2/2 arrived\|ranks of node 1 arrived"; do sleep 0.02; done
+				  kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); touch '"$d"'/killed ) &
+			fi
+			accelctl barrier --timeout 20s h; r=$?
+			date +%s%N >'"$d"'/left.$ACCELCTL_RANK; echo "rc=$r"
+		fi'
+	assertEquals "all four passed" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	local first; first=$(cat "$d"/arrive.* | sort -n | tail -1)
+	local l
+	for l in "$d"/left.*; do
+		assertTrue "$(basename "$l") waited for node 0" "[ $(cat "$l") -ge $first ]"
+	done
+}
+
+# Nothing listens: retried until the deadline, then 125 naming host:port, never
+# the password.
+testUnreachableFromTheStart() {
+	local port; port=$(free_port)
+	local t0 t1
+	t0=$(date +%s%N)
+	RDV="redis://u:s3cret-pw@127.0.0.1:$port" across 2 1 bash -c 'accelctl barrier --timeout 2s x; echo "rc=$?"'
+	t1=$(date +%s%N)
+	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$port"
+	assertNotContains "no password in messages" "$err$out" "s3cret"
+	assertTrue "at the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 6000 ]"
+}
+
+testWrongPasswordFailsAtOnce() {
+	redis_cli config set requirepass right-pw >/dev/null
+	local t0 t1
+	t0=$(date +%s)
+	RDV="redis://:wrong-pw@127.0.0.1:$REDIS_PORT" across 2 1 bash -c 'accelctl barrier --timeout 30s x; echo "rc=$?"'
+	t1=$(date +%s)
+	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$REDIS_PORT: refused"
+	assertNotContains "no password in messages" "$err$out" "wrong-pw"
+	assertTrue "long before the deadline ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
+	REDISCLI_AUTH=right-pw redis_cli config set requirepass "" >/dev/null
+}
+
+testRequirepassUrlAndFile() {
+	redis_cli config set requirepass pw-1 >/dev/null
+	RDV="redis://:pw-1@127.0.0.1:$REDIS_PORT" across 2 2 accelctl barrier pw
+	assertRc 0 "password in the URL"
+	local f; f=$(scratch)/pw; echo pw-1 >"$f"
+	EXTRA_ENV="ACCELCTL_REDIS_PASSWORD_FILE=$f" RDV="redis://127.0.0.1:$REDIS_PORT" across 2 2 accelctl barrier pwfile
+	assertRc 0 "password from ACCELCTL_REDIS_PASSWORD_FILE"
+	REDISCLI_AUTH=pw-1 redis_cli config set requirepass "" >/dev/null
+}
+
+testAclUser() {
+	redis_cli acl setuser alice on '>alice-pw' '~accelctl:*' '+@all' >/dev/null
+	RDV="redis://alice:alice-pw@127.0.0.1:$REDIS_PORT/0" across 2 2 accelctl barrier acl
+	assertRc 0 "ACL user"
+	RDV="redis://alice:nope@127.0.0.1:$REDIS_PORT" across 2 1 bash -c 'accelctl barrier --timeout 10s acl2; echo "rc=$?"'
+	assertEquals "wrong ACL password" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+}
+
+# Commands per barrier: a small constant times the nodes, the same with 2 or 4
+# ranks per node.
+commandsPerBarrier() {
+	local ranks=$1 before after
+	redis_cli config resetstat >/dev/null
+	before=$(redis_cli info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
+	across 2 "$ranks" bash -c 'for i in $(seq 1 20); do accelctl barrier --timeout 30s c || exit; done'
+	assertRc 0 "20 barriers"
+	after=$(redis_cli info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
+	echo $(((after - before) / 20))
+}
+
+testCommandsPerBarrierIndependentOfRanks() {
+	local c2 c4
+	c2=$(commandsPerBarrier 2 | tail -1)
+	c4=$(commandsPerBarrier 4 | tail -1)
+	echo "commands per barrier, 2 nodes: $c2 with 2 ranks/node, $c4 with 4 ranks/node" >&2
+	assertTrue "bounded by 12 per node ($c2)" "[ $c2 -le 24 ]"
+	assertTrue "independent of ranks per node ($c2 vs $c4)" "[ $((c4 - c2)) -le 1 ] && [ $((c2 - c4)) -le 1 ]"
+}
+
+load_shunit2
