@@ -2,6 +2,7 @@
  * Clients start it on demand; these are for a Slurm prolog, "srun
  * --ntasks-per-node=1 accelctl helper run", and for looking at it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"

@@ -1,4 +1,6 @@
 /* launch.c: "accelctl launch": try a job script on simulated nodes, without a cluster. */
+#include <stdlib.h>
+
 #include "cmd.h"
 #include "launch.h"
 #include "num.h"
