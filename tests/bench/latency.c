@@ -1,11 +1,14 @@
 /* latency.c: from the last rank's arrival to the last rank's release, per barrier:
- * NPROC processes run GENS barriers through the helper (lib/sync.c, as the
- * accelctl binary does) and record monotonic timestamps around each call.
+ * NODES x NPROC processes run GENS barriers through their node's helper
+ * (lib/sync.c, as the accelctl binary does) and record monotonic timestamps
+ * around each call. Simulated node N uses the runtime directory DIR/nodeN.
  *
- *   bench_latency NPROC GENS     (ACCELCTL_* of a job in the environment)
+ *   bench_latency NODES NPROC GENS DIR   (ACCELCTL_JOB_ID, ACCELCTL_RENDEZVOUS
+ *                                          in the environment)
  * prints the median and p99 of (last release - last arrival) in microseconds.
  */
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <stdio.h>
@@ -36,12 +39,25 @@ cmp(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	long nproc, gens;
+	long nodes, per, nproc, gens;
 	long long *t, *lat;
+	char v[64], dir[4096];
 
-	if (argc != 3 || (nproc = atol(argv[1])) < 1 || (gens = atol(argv[2])) < 1) {
-		fprintf(stderr, "usage: bench_latency NPROC GENS\n");
+	if (argc != 5 || (nodes = atol(argv[1])) < 1 || (per = atol(argv[2])) < 1 ||
+	    (gens = atol(argv[3])) < 1) {
+		fprintf(stderr, "usage: bench_latency NODES NPROC GENS DIR\n");
 		return 2;
+	}
+	nproc = nodes * per;
+	snprintf(v, sizeof(v), "%ld", nproc);
+	setenv("ACCELCTL_WORLD_SIZE", v, 1);
+	snprintf(v, sizeof(v), "%ld", per);
+	setenv("ACCELCTL_LOCAL_WORLD_SIZE", v, 1);
+	snprintf(v, sizeof(v), "%ld", nodes);
+	setenv("ACCELCTL_NNODES", v, 1);
+	for (long n = 0; n < nodes; n++) {
+		snprintf(dir, sizeof(dir), "%s/node%ld", argv[4], n);
+		mkdir(dir, 0700);
 	}
 	/* enter/exit of every process and generation, shared with the children. */
 	t = mmap(NULL, (size_t)(nproc * gens * 2) * sizeof(*t),
@@ -51,13 +67,18 @@ main(int argc, char **argv)
 	for (long p = 0; p < nproc; p++) {
 		if (fork() != 0)
 			continue;
-		char buf[32];
+		char buf[4096];
 		struct ac_topo topo;
 		char err[256];
 
 		snprintf(buf, sizeof(buf), "%ld", p);
 		setenv("ACCELCTL_RANK", buf, 1);
+		snprintf(buf, sizeof(buf), "%ld", p % per);
 		setenv("ACCELCTL_LOCAL_RANK", buf, 1);
+		snprintf(buf, sizeof(buf), "%ld", p / per);
+		setenv("ACCELCTL_NODE_RANK", buf, 1);
+		snprintf(dir, sizeof(dir), "%s/node%ld", argv[4], p / per);
+		setenv("ACCELCTL_RUNTIME_DIR", dir, 1);
 		if (ac_topo_detect(&topo, ac_getenv_process, NULL, err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
 			_exit(2);
