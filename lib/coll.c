@@ -80,6 +80,8 @@ ac_job_hello(struct ac_job *j, long lrank, int64_t rank)
 		return;
 	j->rank_of[lrank] = rank;
 	ac_journal_hello(j, lrank, rank);
+	if (j->x != NULL)
+		j->x->hello(j);
 }
 
 static struct ac_keygen *
@@ -464,9 +466,24 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 		return;
 	}
 	if (c->narrived == j->lsize && c->xsent) {
-		snprintf(buf, len, "all %ld ranks of node %ld arrived; waiting for "
-		    "node%s %s", j->lsize, j->node, strchr(c->xmissing, ',') ?
-		    "s" : "", c->xmissing[0] ? c->xmissing : "(unknown yet)");
+		/* Name the missing nodes, with their hosts and ranks when known. */
+		n = (size_t)snprintf(buf, len, "all %ld ranks of node %ld arrived; "
+		    "waiting for node%s", j->lsize, j->node,
+		    strchr(c->xmissing, ',') ? "s" : "");
+		for (const char *p = c->xmissing; *p != '\0' && n < len;) {
+			long node = strtol(p, (char **)&p, 10);
+			const char *name = j->x->node(node);
+
+			n += (size_t)snprintf(buf + n, len - n, " %ld", node);
+			if (name != NULL && n < len)
+				n += (size_t)snprintf(buf + n, len - n, " (%s)", name);
+			while (*p == ',' || *p == ' ')
+				p++;
+			if (*p != '\0' && n < len)
+				n += (size_t)snprintf(buf + n, len - n, ";");
+		}
+		if (c->xmissing[0] == '\0' && n < len)
+			snprintf(buf + n, len - n, " (not known yet)");
 		return;
 	}
 	n = (size_t)snprintf(buf, len, "%ld/%ld arrived; missing:",

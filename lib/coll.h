@@ -39,6 +39,8 @@ struct ac_xops {
 	void	(*publish)(struct ac_job *, struct ac_coll *);	/* a local source's result */
 	void	(*want)(struct ac_job *, struct ac_coll *);	/* the source may be elsewhere */
 	void	(*abort)(struct ac_job *);			/* a local rank aborted */
+	void	(*hello)(struct ac_job *);			/* a rank said who it is */
+	const char *(*node)(long node);				/* "host: ranks 4, 5", or NULL */
 };
 
 struct ac_keygen {

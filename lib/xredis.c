@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include <errno.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ static struct {
 	char			 down[1024];
 	char			 prefix[AC_KEY_MAX + 32];
 	long			 ttl;
+	char			**nodes;	/* [nnodes] "host: ranks ..." from Redis */
 } X;
 
 /* Lua: record this node's arrival (a hash field per node: arriving twice
@@ -94,6 +96,10 @@ struct req {
 
 static void sweep(void);
 static void pop_inbox(void);
+static void fetch_nodes(void);
+static void x_hello(struct ac_job *j);
+static const char *x_node(long node);
+static void on_ignore(redisAsyncContext *ac, void *rp, void *priv);
 
 static void
 keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
@@ -316,10 +322,13 @@ on_arrive(redisAsyncContext *ac, void *rp, void *priv)
 					if (v->element[k]->type == REDIS_REPLY_STRING &&
 					    atol(v->element[k]->str) == node)
 						seen = 1;
-				if (!seen && n < sizeof(c->xmissing) - 24)
+				if (!seen && n < sizeof(c->xmissing) - 24) {
 					n += (size_t)snprintf(c->xmissing + n,
 					    sizeof(c->xmissing) - n, "%s%ld",
 					    n ? ", " : "", node);
+					if (x_node(node) == NULL)
+						fetch_nodes();
+				}
 			}
 		}
 	} else if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
@@ -541,9 +550,79 @@ sweep(void)
 			x_publish(j, c);
 	if (j->aborted != NULL)
 		x_abort(j);
+	x_hello(j);
+	fetch_nodes();
 }
 
-static const struct ac_xops xops = { x_arrive, x_publish, x_want, x_abort };
+/* This node's host and ranks, for the other nodes' messages and status. */
+static void
+x_hello(struct ac_job *j)
+{
+	char key[KEY_MAX], host[128], info[4096], ttl[24];
+	size_t n;
+
+	if (!X.up)
+		return;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	n = (size_t)snprintf(info, sizeof(info), "%s: rank%s", host,
+	    j->lsize > 1 ? "s" : "");
+	for (long l = 0; l < j->lsize && n < sizeof(info) - 24; l++)
+		if (j->rank_of[l] >= 0)
+			n += (size_t)snprintf(info + n, sizeof(info) - n, "%s %lld",
+			    l ? "," : "", (long long)j->rank_of[l]);
+	keyname(key, sizeof(key), "nodes", NULL, 0);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	snprintf(host, sizeof(host), "%ld", j->node);
+	redisAsyncCommand(X.cmd, on_ignore, NULL, "HSET %s %s %s", key, host, info);
+	redisAsyncCommand(X.cmd, on_ignore, NULL, "EXPIRE %s %s", key, ttl);
+}
+
+static void
+on_nodes(redisAsyncContext *ac, void *rp, void *priv)
+{
+	redisReply *reply = rp;
+
+	(void)ac;
+	(void)priv;
+	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || X.nodes == NULL)
+		return;
+	for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+		long node;
+
+		if (reply->element[i]->type != REDIS_REPLY_STRING ||
+		    reply->element[i + 1]->type != REDIS_REPLY_STRING)
+			continue;
+		node = atol(reply->element[i]->str);
+		if (node < 0 || node >= X.job->nnodes)
+			continue;
+		free(X.nodes[node]);
+		X.nodes[node] = strdup(reply->element[i + 1]->str);
+	}
+}
+
+/* Refresh the table of nodes (when a node we cannot name is missing). */
+static void
+fetch_nodes(void)
+{
+	char key[KEY_MAX];
+
+	if (!X.up)
+		return;
+	keyname(key, sizeof(key), "nodes", NULL, 0);
+	redisAsyncCommand(X.cmd, on_nodes, NULL, "HGETALL %s", key);
+}
+
+static const char *
+x_node(long node)
+{
+	return X.nodes != NULL && node >= 0 && node < X.job->nnodes ?
+	    X.nodes[node] : NULL;
+}
+
+static const struct ac_xops xops = { x_arrive, x_publish, x_want, x_abort,
+    x_hello, x_node };
 
 int
 ac_xredis_start(struct ac_job *j, const struct ac_rdv_url *u, char *err,
@@ -555,6 +634,7 @@ ac_xredis_start(struct ac_job *j, const struct ac_rdv_url *u, char *err,
 	X.job = j;
 	X.url = *u;
 	X.ttl = ttl != NULL && atol(ttl) > 0 ? atol(ttl) : 86400;
+	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
 	snprintf(X.prefix, sizeof(X.prefix), "accelctl:{%s}:", j->id);
 	(void)err;
 	(void)errlen;
@@ -637,4 +717,8 @@ ac_xredis_stop(void)
 	if (X.blk != NULL)
 		redisAsyncFree(X.blk);
 	X.cmd = X.blk = NULL;
+	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
+		free(X.nodes[n]);
+	free(X.nodes);
+	X.nodes = NULL;
 }

@@ -85,9 +85,12 @@ testAbortAcrossNodes() {
 }
 
 testTimeoutNamesMissingNode() {
-	across 2 2 bash -c '[ $ACCELCTL_NODE_RANK = 1 ] && exit 0; accelctl barrier --timeout 2s alone; echo "rc=$?"'
+	# Node 1's ranks meet their helper (which tells Redis who they are), then leave.
+	across 2 2 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl on-local-main --wait -- true; exit 0; fi
+		sleep 0.5; accelctl barrier --timeout 2s alone; echo "rc=$?"'
 	assertEquals "node 0 times out" 2 "$(printf '%s\n' "$out" | grep -c 'rc=124$')"
-	assertContains "$err" "all 2 ranks of node 0 arrived; waiting for node 1"
+	assertContains "$err" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
 }
 
 # Two jobs, one Redis, the same names: they never meet.
