@@ -17,7 +17,8 @@ _accelctl_opts()
 {
 	case $1 in
 	info) echo '--json --shell -h --help' ;;
-	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -h --help' ;;
+	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -r --rendezvous -h --help' ;;
+	helper) echo '-r --rendezvous -h --help' ;;
 	# print parses no options: only a lone --help (and a leading --) mean something.
 	print) echo '-- --help' ;;
 	on-main | on-local-main | on-process | on-local-process)
@@ -42,6 +43,27 @@ _accelctl_child()
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "${COMP_WORDS[COMP_CWORD]}")
 	fi
+}
+
+# _accelctl_helper_action_due: true when the current word of "accelctl helper"
+# may be its action or an option: no action typed yet, and the current word is
+# not the URL of -r/--rendezvous. Without bash-completion's word joining,
+# COMP_WORDBREAKS splits a URL at ':' (and --rendezvous=URL at '='): the
+# pieces joined by those are skipped as one word.
+_accelctl_helper_action_due()
+{
+	local i w
+	for ((i = 2; i <= COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		[[ $w == [:=] || ${COMP_WORDS[i-1]} == [:=] ]] && continue
+		((i == COMP_CWORD)) && return 0
+		case $w in
+		-r | --rendezvous) ((i++)) ;;
+		-*) ;;
+		*) return 1 ;;
+		esac
+	done
+	return 1
 }
 
 _accelctl()
@@ -79,11 +101,16 @@ _accelctl()
 		;;
 	esac
 
+	# helper's options come before its action, and nothing after it.
+	if [[ $cmd == helper ]]; then
+		_accelctl_helper_action_due || return 0
+	fi
+
 	# Only options are offered: positionals (N, K, M) are numbers, NAME,
-	# VALUE and REASON are free text; helper's action is the exception.
+	# VALUE, REASON and URL are free text; helper's action is the exception.
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_accelctl_opts "$cmd")" -- "$cur")
-	elif [[ $cmd == helper ]] && ((COMP_CWORD == 2)); then
+	elif [[ $cmd == helper ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$_accelctl_helper_actions" -- "$cur")
 	fi
 	return 0

@@ -12,13 +12,22 @@ function __accelctl_after_dashdash
     contains -- -- $words[3..-1]
 end
 
-# True when helper has no action yet.
+# True when helper has no action yet (its options, -r URL included, come
+# before it) and the word being typed is not the URL of -r/--rendezvous.
 function __accelctl_helper_needs_action
     set -l words (commandline -opc)
     test "$words[2]" = helper; or return 1
+    set -l value 0
     for w in $words[3..-1]
-        string match -q -- '-*' $w; or return 1
+        if test $value = 1
+            set value 0
+        else if contains -- $w -r --rendezvous
+            set value 1
+        else if not string match -q -- '-*' $w
+            return 1
+        end
     end
+    test $value = 0
 end
 
 # Complete the child command line after "--" as if typed alone.
@@ -70,6 +79,7 @@ complete -c accelctl -n $in_main_first -s t -l timeout -x -d 'how long the other
 
 complete -c accelctl -n "__fish_seen_subcommand_from broadcast" -s t -l timeout -x -d 'how long to wait for rank 0 (default 30m); exit 124'
 
+complete -c accelctl -n __accelctl_helper_needs_action -s r -l rendezvous -x -d "where the nodes' helpers meet (sets ACCELCTL_RENDEZVOUS)"
 complete -c accelctl -n __accelctl_helper_needs_action -a run -d 'serve in the foreground'
 complete -c accelctl -n __accelctl_helper_needs_action -a start -d 'start it detached unless it runs'
 complete -c accelctl -n __accelctl_helper_needs_action -a stop -d 'stop it (its state stays on disk)'
@@ -83,6 +93,7 @@ complete -c accelctl -n $in_launch -s n -l nproc -x -d 'processes per node (requ
 complete -c accelctl -n $in_launch -s N -l nnodes -x -d 'simulated nodes (default 1)'
 complete -c accelctl -n $in_launch -s l -l tag -d 'prefix each output line with the rank'
 complete -c accelctl -n $in_launch -s K -l kill-on-bad-exit -d 'stop the others when one fails'
+complete -c accelctl -n $in_launch -s r -l rendezvous -x -d 'ACCELCTL_RENDEZVOUS for the processes (redis://host:port)'
 
 # "--" ends the options of the commands that run CMD; then CMD is completed.
 complete -c accelctl -n "__fish_seen_subcommand_from $runners main-first launch; and not __accelctl_after_dashdash" -a -- -d 'end of options: the command to run follows'

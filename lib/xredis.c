@@ -10,8 +10,8 @@
  *
  * Keys: accelctl:{JOB}:KIND:KEY:GEN. The {JOB} hash tag puts a job's keys in
  * one slot, so the scripts are valid on Redis Cluster. Every key has a TTL,
- * and the generation in every key name means none is ever reused. Arrivals
- * are set members (SADD), so a repeated arrival cannot count twice. After any
+ * and the generation in every key name means none is ever reused. An arrival
+ * is a hash field per node (HSET), so a repeated one cannot count twice. After any
  * reconnect (Redis restarted without persistence, or a new helper) the helper
  * posts again what it knows: its arrivals in flight, the results it has seen
  * last, and an abort; nothing passes early, because a result is only written

@@ -64,7 +64,7 @@ testBashLaunchOptions() {
 	local m got o
 	for m in with without; do
 		got=$(bash_complete $m 'accelctl launch -')
-		for o in -n --nproc --nnodes --tag -K --kill-on-bad-exit; do
+		for o in -n --nproc --nnodes --tag -K --kill-on-bad-exit -r --rendezvous; do
 			assertOffers "$m: accelctl launch -" "$got" "$o"
 		done
 		# The value of -n is a number: nothing to offer.
@@ -100,6 +100,11 @@ testBashHelperActions() {
 		assertEquals "$m: accelctl helper " "run start status stop" \
 			"$(bash_complete $m 'accelctl helper ' | joined)"
 		assertEquals "$m: accelctl helper run " "" "$(bash_complete $m 'accelctl helper run ')"
+		# --rendezvous URL comes before the action; its URL is free text.
+		assertOffers "$m: accelctl helper -" "$(bash_complete $m 'accelctl helper -')" --rendezvous
+		assertEquals "$m: accelctl helper -r " "" "$(bash_complete $m 'accelctl helper -r ')"
+		assertEquals "$m: accelctl helper -r redis://h:6379 " "run start status stop" \
+			"$(bash_complete $m 'accelctl helper -r redis://h:6379 ' | joined)"
 		# A barrier's NAME is not a command line, even after "--".
 		assertEquals "$m: accelctl barrier -- ech" "" "$(bash_complete $m 'accelctl barrier -- ech')"
 	done
@@ -141,6 +146,10 @@ testFish() {
 	assertOffers "fish: accelctl main-first -- ech" "$(fish_complete 'accelctl main-first -- ech')" echo
 	assertEquals "fish: accelctl helper " "run start status stop" \
 		"$(fish_complete 'accelctl helper ' | joined)"
+	assertOffers "fish: accelctl launch -" "$(fish_complete 'accelctl launch -')" --rendezvous
+	assertOffers "fish: accelctl helper -" "$(fish_complete 'accelctl helper -')" --rendezvous
+	assertEquals "fish: accelctl helper -r redis://h:6379 " "run start status stop" \
+		"$(fish_complete 'accelctl helper -r redis://h:6379 ' | joined)"
 }
 
 # zsh_complete LINE: zsh's candidates for LINE, typed with a TAB into an
@@ -179,6 +188,10 @@ testZsh() {
 	assertOffers "zsh: accelctl main-first -- ech" "$(zsh_complete 'accelctl main-first -- ech')" echo
 	assertEquals "zsh: accelctl helper " "run start status stop" \
 		"$(zsh_complete 'accelctl helper ' | joined)"
+	assertOffers "zsh: accelctl launch -" "$(zsh_complete 'accelctl launch -')" --rendezvous
+	assertOffers "zsh: accelctl helper -" "$(zsh_complete 'accelctl helper -')" --rendezvous
+	assertEquals "zsh: accelctl helper -r redis://h:6379 " "run start status stop" \
+		"$(zsh_complete 'accelctl helper -r redis://h:6379 ' | joined)"
 }
 
 load_shunit2
