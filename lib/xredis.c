@@ -39,6 +39,7 @@ static struct {
 	struct ac_rdv_url	 url;
 	redisAsyncContext	*cmd, *blk;
 	int			 want[2][2];	/* [cmd|blk][read|write] */
+	int			 setup_left[2];	/* AUTH/SELECT replies still due */
 	int			 up;		/* both connected */
 	long			 retry_at;
 	int			 attempts;
@@ -153,6 +154,27 @@ on_disconnect(const redisAsyncContext *ac, int status)
 	went_down(why);
 }
 
+/*
+ * Up once both connections are connected and their AUTH and SELECT were
+ * answered OK. Nothing else is sent before: a connection whose AUTH failed
+ * still runs commands as Redis' default user, and a barrier released through
+ * that user would pass a wrong password.
+ */
+static void
+maybe_up(void)
+{
+	if (X.up || X.fatal || X.cmd == NULL || X.blk == NULL ||
+	    !(X.cmd->c.flags & REDIS_CONNECTED) || !(X.blk->c.flags & REDIS_CONNECTED) ||
+	    X.setup_left[0] > 0 || X.setup_left[1] > 0)
+		return;
+	fprintf(stderr, "rendezvous %s: connected\n", X.url.where);
+	X.up = 1;
+	X.attempts = 0;
+	X.down[0] = '\0';
+	sweep();
+	pop_inbox();
+}
+
 static void
 on_connect(const redisAsyncContext *ac, int status)
 {
@@ -164,17 +186,7 @@ on_connect(const redisAsyncContext *ac, int status)
 		went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
 		return;
 	}
-	/* Up once both are: the other's callback may come first or later. */
-	if (X.cmd != NULL && X.blk != NULL &&
-	    (X.cmd->c.flags & REDIS_CONNECTED) && (X.blk->c.flags & REDIS_CONNECTED)) {
-		if (!X.up)
-			fprintf(stderr, "rendezvous %s: connected\n", X.url.where);
-		X.up = 1;
-		X.attempts = 0;
-		X.down[0] = '\0';
-		sweep();
-		pop_inbox();
-	}
+	maybe_up();
 }
 
 /* AUTH and SELECT: a refusal is final (a wrong password does not get better). */
@@ -182,21 +194,26 @@ static void
 on_setup(redisAsyncContext *ac, void *r, void *priv)
 {
 	redisReply *reply = r;
+	int which = priv != NULL;
 
 	(void)ac;
-	(void)priv;
-	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		/* The reply never echoes the password; keep it short anyway. */
-		snprintf(X.down, sizeof(X.down), "%s: refused: %.200s",
-		    X.url.where, reply->str);
-		fprintf(stderr, "rendezvous %s\n", X.down);
-		X.fatal = 1;
-		X.up = 0;
-		if (X.cmd != NULL)
-			redisAsyncDisconnect(X.cmd);
-		if (X.blk != NULL)
-			redisAsyncDisconnect(X.blk);
+	if (reply == NULL)
+		return;		/* disconnected: the reconnect sets up again */
+	if (reply->type != REDIS_REPLY_ERROR) {
+		X.setup_left[which]--;
+		maybe_up();
+		return;
 	}
+	/* The reply never echoes the password; keep it short anyway. */
+	snprintf(X.down, sizeof(X.down), "%s: refused: %.200s", X.url.where,
+	    reply->str);
+	fprintf(stderr, "rendezvous %s\n", X.down);
+	X.fatal = 1;
+	X.up = 0;
+	if (X.cmd != NULL)
+		redisAsyncDisconnect(X.cmd);
+	if (X.blk != NULL)
+		redisAsyncDisconnect(X.blk);
 }
 
 static redisAsyncContext *
@@ -219,14 +236,22 @@ dial(int which)
 	ac->ev.cleanup = which ? blk_cleanup : cmd_cleanup;
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
-	/* Pipelined before anything else on this connection. */
-	if (X.url.password[0] && X.url.user[0])
-		redisAsyncCommand(ac, on_setup, NULL, "AUTH %s %s", X.url.user,
+	/* Pipelined before anything else on this connection; PRIV tells
+	 * on_setup which connection answers (NULL: commands, else blocking). */
+	void *which_p = which ? (void *)&X : NULL;
+	X.setup_left[which] = 0;
+	if (X.url.password[0] && X.url.user[0]) {
+		X.setup_left[which]++;
+		redisAsyncCommand(ac, on_setup, which_p, "AUTH %s %s", X.url.user,
 		    X.url.password);
-	else if (X.url.password[0])
-		redisAsyncCommand(ac, on_setup, NULL, "AUTH %s", X.url.password);
-	if (X.url.db != 0)
-		redisAsyncCommand(ac, on_setup, NULL, "SELECT %d", X.url.db);
+	} else if (X.url.password[0]) {
+		X.setup_left[which]++;
+		redisAsyncCommand(ac, on_setup, which_p, "AUTH %s", X.url.password);
+	}
+	if (X.url.db != 0) {
+		X.setup_left[which]++;
+		redisAsyncCommand(ac, on_setup, which_p, "SELECT %d", X.url.db);
+	}
 	/* hiredis waits for writability to learn the connect's outcome. */
 	X.want[which][1] = 1;
 	return ac;
