@@ -93,6 +93,23 @@ testTimeoutNamesMissingNode() {
 	assertContains "$err" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
 }
 
+# status on a node whose ranks all arrived names the missing node, its host and ranks.
+testStatusAcrossNodesNamesMissing() {
+	local d; d=$(scratch)/st; mkdir -p "$d"
+	across 2 2 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			accelctl on-local-main --wait -- true; sleep 1.5; accelctl barrier --timeout 20s s; exit
+		fi
+		if [ $ACCELCTL_RANK = 0 ]; then
+			accelctl barrier --timeout 20s s & sleep 0.8; accelctl status >'"$d"'/status; wait
+		else
+			accelctl barrier --timeout 20s s
+		fi'
+	assertRc 0 "barrier"
+	assertContains "$(cat "$d/status")" "barrier    s"
+	assertContains "$(cat "$d/status")" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
+}
+
 # Two jobs, one Redis, the same names: they never meet.
 testJobsShareRedisNeverMeet() {
 	local base; base=$(scratch)/two; mkdir -p "$base/a" "$base/b"; chmod 700 "$base/a" "$base/b"
