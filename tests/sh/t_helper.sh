@@ -60,6 +60,19 @@ testIdleExit() {
 	assertContains "$(cat "$RT/hj.log")" "exiting"
 }
 
+# No polling: an idle helper is not woken up (its context switches stay still).
+testNoWakeupsWhileIdle() {
+	# shellcheck disable=SC2086
+	run $R0 -- helper start
+	local pid; pid=$(cat "$RT/hj.pid")
+	sleep 0.5
+	local a b
+	a=$(awk '/ctxt_switches/ { s += $2 } END { print s }' "/proc/$pid/status")
+	sleep 3
+	b=$(awk '/ctxt_switches/ { s += $2 } END { print s }' "/proc/$pid/status")
+	assertEquals "wake-ups in 3 s idle" 0 "$((b - a))"
+}
+
 testRunInForeground() {
 	# shellcheck disable=SC2086
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=2s \

@@ -87,6 +87,30 @@ testWrongPasswordFailsAtOnce() {
 	REDISCLI_AUTH=right-pw redis_cli config set requirepass "" >/dev/null
 }
 
+# Neither the helpers' logs nor status show the password.
+testPasswordNeverLogged() {
+	redis_cli config set requirepass log-pw-1 >/dev/null
+	local base; base=$(scratch)/pl; mkdir -p "$base/n0" "$base/n1"; chmod 700 "$base/n0" "$base/n1"
+	local common="ACCELCTL_RENDEZVOUS=redis://:log-pw-1@127.0.0.1:$REDIS_PORT ACCELCTL_JOB_ID=pl ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2"
+	# shellcheck disable=SC2086
+	(run $common ACCELCTL_RUNTIME_DIR="$base/n0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 10s p
+	 echo "$rc" >"$base/rc0") &
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_RUNTIME_DIR="$base/n1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 10s p
+	wait
+	assertEquals "barrier with a password" 0 "$rc"
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_RUNTIME_DIR="$base/n1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper status
+	assertNotContains "helper status" "$out$err" "log-pw-1"
+	assertContains "the log names the rendezvous" "$(cat "$base"/n*/pl.log)" "127.0.0.1:$REDIS_PORT"
+	assertNotContains "the logs never hold the password" "$(cat "$base"/n*/pl.log "$base"/n*/pl.state)" "log-pw-1"
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_RUNTIME_DIR="$base/n0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
+	# shellcheck disable=SC2086
+	run $common ACCELCTL_RUNTIME_DIR="$base/n1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper stop
+	REDISCLI_AUTH=log-pw-1 redis_cli config set requirepass "" >/dev/null
+}
+
 testRequirepassUrlAndFile() {
 	redis_cli config set requirepass pw-1 >/dev/null
 	RDV="redis://:pw-1@127.0.0.1:$REDIS_PORT" across 2 2 accelctl barrier pw
