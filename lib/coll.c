@@ -146,6 +146,8 @@ new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
 	return c;
 }
 
+static long source_lrank(const struct ac_job *j, const struct ac_coll *c);
+
 /* The global rank of local rank L, for messages and ordering. */
 static int64_t
 rank_of(const struct ac_job *j, long l)
@@ -326,6 +328,25 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		c->src = AC_SRC_RUNNING;
 	complete(j, c);
 	return c;
+}
+
+void
+ac_job_counter(struct ac_job *j, long lrank, const char *key,
+    int64_t next_gen, int64_t last_gen, uint64_t nonce)
+{
+	struct ac_keygen *k = keygen(j, key);
+
+	if (k == NULL)
+		return;
+	k->next_gen[lrank] = next_gen;
+	k->last_gen[lrank] = last_gen;
+	k->nonce[lrank] = nonce;
+}
+
+long
+ac_coll_source_lrank(const struct ac_job *j, const struct ac_coll *c)
+{
+	return source_lrank(j, c);
 }
 
 void

@@ -96,6 +96,11 @@ void ac_job_hello(struct ac_job *j, long lrank, int64_t rank);
 struct ac_coll *ac_job_arrive(struct ac_job *j, long lrank, int op, int scope,
     int role, const char *key, uint64_t nonce, int64_t gen, int64_t source,
     int64_t status, const char **why);
+/* Set local rank LRANK's counters for KEY (a compacted journal's record). */
+void ac_job_counter(struct ac_job *j, long lrank, const char *key,
+    int64_t next_gen, int64_t last_gen, uint64_t nonce);
+/* The local rank that is C's source, or -1 (unknown, or on another node). */
+long ac_coll_source_lrank(const struct ac_job *j, const struct ac_coll *c);
 void ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
     const uint8_t *p, size_t n);
 void ac_job_source_lost(struct ac_job *j, struct ac_coll *c);

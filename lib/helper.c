@@ -639,6 +639,8 @@ loop(void)
 
 	while (!H.stop) {
 		long timeout = timers();
+
+		ac_journal_compact(&H.job, H.paths.state);
 		size_t n = 0;
 		struct conn *c, *next;
 

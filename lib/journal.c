@@ -13,6 +13,7 @@
  *   F gen status paylen key            then paylen bytes and a newline
  *   L gen key                          the source died
  *   X lrank reason                     abort
+ *   N lrank next last nonce key        a local rank's counters (compaction)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -177,6 +178,12 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 			if (co->gen == gen && strcmp(co->key, key) == 0)
 				ac_job_source_lost(j, co);
 		break;
+	case 'N':
+		if (sscanf(line, "N %ld %" SCNd64 " %" SCNd64 " %" SCNu64 " %255s",
+		    &a, &gen, &src, &nonce, key) != 5 || a < 0 || a >= j->lsize)
+			return 0;
+		ac_job_counter(j, a, key, gen, src, nonce);
+		break;
 	case 'X':
 		if (sscanf(line, "X %ld", &a) != 1 || strchr(line + 2, ' ') == NULL)
 			return 0;
@@ -187,6 +194,78 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 	}
 	ac_job_gc(j);
 	return len + 1;
+}
+
+/* The arrivals and result of C, as records that rebuild it. */
+static void
+write_coll(struct ac_job *j, const struct ac_coll *c)
+{
+	long src = c->op == AC_OP_RESULT && c->src != AC_SRC_NONE ?
+	    ac_coll_source_lrank(j, c) : -1;
+
+	for (long l = 0; l < j->lsize; l++)
+		if (c->arrived[l])
+			ac_journal_arrive(j, l, c->op, c->scope, l == src ?
+			    AC_ROLE_SOURCE : AC_ROLE_WAIT, c->key, 0, c->gen,
+			    c->source, c->status[l]);
+	if (c->op == AC_OP_RESULT && c->src == AC_SRC_DONE)
+		ac_journal_finish(j, c);
+	else if (c->src == AC_SRC_LOST)
+		ac_journal_lost(j, c);
+}
+
+void
+ac_journal_compact(struct ac_job *j, const char *path)
+{
+	const char *env = getenv("ACCELCTL_JOURNAL_MAX");
+	long max = env != NULL && atol(env) > 0 ? atol(env) : 4L << 20;
+	char tmp[1024];
+	int fd, old = j->journal;
+	size_t old_size = j->journal_size;
+
+	if (old < 0 || (long)j->journal_size <= max || j->lsize == 0)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return;
+	/* The append functions write wherever j->journal points. */
+	j->journal = fd;
+	j->journal_size = 0;
+	ac_journal_shape(j);
+	for (long l = 0; l < j->lsize; l++)
+		if (j->rank_of[l] >= 0)
+			ac_journal_hello(j, l, j->rank_of[l]);
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		char line[AC_KEY_MAX + 96];
+
+		for (long l = 0; l < j->lsize; l++) {
+			int n;
+
+			if (k->next_gen[l] == 0)
+				continue;
+			n = snprintf(line, sizeof(line), "N %ld %" PRId64 " %" PRId64
+			    " %" PRIu64 " %s\n", l, k->next_gen[l], k->last_gen[l],
+			    k->nonce[l], k->key);
+			append(j, line, (size_t)n, NULL, 0);
+		}
+	}
+	/* Released ones first: a later generation must not make them "old". */
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
+		if (k->last_done != NULL)
+			write_coll(j, k->last_done);
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
+		write_coll(j, c);
+	if (j->aborted != NULL)
+		ac_journal_abort(j, -1, j->aborted);
+	if (rename(tmp, path) == -1) {
+		close(fd);
+		unlink(tmp);
+		j->journal = old;
+		j->journal_size = old_size;
+		return;
+	}
+	close(old);
 }
 
 int

@@ -16,4 +16,11 @@ void ac_journal_finish(struct ac_job *j, const struct ac_coll *c);
 void ac_journal_lost(struct ac_job *j, const struct ac_coll *c);
 void ac_journal_abort(struct ac_job *j, long lrank, const char *reason);
 
+/*
+ * When the journal has grown past ACCELCTL_JOURNAL_MAX bytes (4 MiB), rewrite
+ * it as the job's present state (a new file renamed over PATH), so that a
+ * loop of a million barriers leaves a journal of a few kilobytes.
+ */
+void ac_journal_compact(struct ac_job *j, const char *path);
+
 #endif

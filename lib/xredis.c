@@ -586,6 +586,10 @@ x_hello(struct ac_job *j)
 	char key[KEY_MAX], host[128], info[4096], ttl[24];
 	size_t n;
 
+	/* Only a whole node: other nodes cache what they read. */
+	for (long l = 0; l < j->lsize; l++)
+		if (j->rank_of[l] < 0)
+			return;
 	if (!X.up)
 		return;
 	if (gethostname(host, sizeof(host)) != 0)

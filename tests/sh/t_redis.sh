@@ -100,14 +100,15 @@ testStatusAcrossNodesNamesMissing() {
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
 			accelctl on-local-main --wait -- true; sleep 1.5; accelctl barrier --timeout 20s s; exit
 		fi
+		sleep 0.5	# node 1 has met its helper
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl barrier --timeout 20s s & sleep 0.8; accelctl status >'"$d"'/status; wait
+			accelctl barrier --timeout 20s s & sleep 0.5; accelctl status >'"$d"'/status; wait
 		else
 			accelctl barrier --timeout 20s s
 		fi'
 	assertRc 0 "barrier"
 	assertContains "$(cat "$d/status")" "barrier    s"
-	assertContains "$(cat "$d/status")" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
+	assertContains "status: $(cat "$d/status")" "$(cat "$d/status")" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
 }
 
 # Two jobs, one Redis, the same names: they never meet.
