@@ -42,6 +42,9 @@ int  ac_client_send(struct ac_client *c, const struct ac_buf *b);
  */
 int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
 
+/* The helper's log line: a timestamp, our pid, the message (to its log file). */
+void ac_helper_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Run the helper in this process (the "accelctl helper run" body). */
 int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);
 

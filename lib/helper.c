@@ -64,8 +64,8 @@ static struct {
 	ino_t		 sock_ino;
 } H;
 
-static void
-logf_(const char *fmt, ...)
+void
+ac_helper_log(const char *fmt, ...)
 {
 	char ts[32];
 	time_t now = time(NULL);
@@ -164,7 +164,7 @@ on_released(struct ac_job *j, struct ac_coll *co)
 static void
 on_abort(struct ac_job *j)
 {
-	logf_("job aborted: %s", j->aborted);
+	ac_helper_log("job aborted: %s", j->aborted);
 	for (struct conn *c = H.conns; c != NULL; c = c->next) {
 		if (c->coll != NULL) {
 			send_text(c, AC_MSG_ABORTED, j->aborted);
@@ -192,14 +192,14 @@ start_transport(struct ac_job *j)
 
 	if (ac_rdv_parse(url, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), &u, err,
 	    sizeof(err)) == -1 || ac_xredis_start(&H.job, &u, err, sizeof(err)) == -1) {
-		logf_("%s", err);
+		ac_helper_log("%s", err);
 		return;
 	}
-	logf_("node %ld of %ld meets the others through %s", H.job.node,
+	ac_helper_log("node %ld of %ld meets the others through %s", H.job.node,
 	    H.job.nnodes, u.where);
 #else
 	snprintf(err, sizeof(err), "built without hiredis: cannot use %s", "ACCELCTL_RENDEZVOUS");
-	logf_("%s", err);
+	ac_helper_log("%s", err);
 #endif
 }
 
@@ -223,7 +223,7 @@ refuse(struct conn *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	logf_("refused a client: %s", text);
+	ac_helper_log("refused a client: %s", text);
 	send_text(c, AC_MSG_ERROR, text);
 	c->closing = 1;
 }
@@ -243,7 +243,7 @@ on_hello(struct conn *c, struct ac_rd *r)
 	ac_frame_end(&c->out, f);
 	flush_out(c);
 	if (version != AC_PROTO_VERSION) {
-		logf_("refused a client of protocol version %u (this helper "
+		ac_helper_log("refused a client of protocol version %u (this helper "
 		    "speaks %u)", version, AC_PROTO_VERSION);
 		c->closing = 1;
 		return;
@@ -372,7 +372,7 @@ dispatch(struct conn *c, int type, struct ac_rd *r)
 	case AC_MSG_STATUS:
 		return on_status(c);
 	case AC_MSG_STOP:
-		logf_("stop requested by rank %lld", (long long)c->rank);
+		ac_helper_log("stop requested by rank %lld", (long long)c->rank);
 		send_i64(c, AC_MSG_ACK, 0);
 		H.stop = 1;
 		return;
@@ -433,7 +433,7 @@ drop_conn(struct conn *c)
 	/* The rank others wait for died: they exit 3 now, not at the deadline. */
 	if (c->coll != NULL && c->role == AC_ROLE_SOURCE &&
 	    c->coll->src == AC_SRC_RUNNING) {
-		logf_("rank %lld died while others waited for it (%s)",
+		ac_helper_log("rank %lld died while others waited for it (%s)",
 		    (long long)c->rank, c->coll->key);
 		struct ac_coll *co = c->coll;
 		detach(c);
@@ -474,7 +474,7 @@ accept_conn(void)
 		if (!b.err)
 			(void)!send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		ac_buf_free(&b);
-		logf_("refused a client of uid %ld", (long)cred.uid);
+		ac_helper_log("refused a client of uid %ld", (long)cred.uid);
 		close(fd);
 		return;
 	}
@@ -677,7 +677,7 @@ loop(void)
 			struct signalfd_siginfo si;
 
 			while (read(H.sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				logf_("signal %u: exiting", si.ssi_signo);
+				ac_helper_log("signal %u: exiting", si.ssi_signo);
 				H.stop = 1;
 			}
 		}
@@ -754,19 +754,19 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	    t->v[AC_NNODES]) == -1)
 		goto out;
 	if (ac_journal_open(&H.job, H.paths.state) == -1) {
-		logf_("cannot open journal %s: %s", H.paths.state, strerror(errno));
+		ac_helper_log("cannot open journal %s: %s", H.paths.state, strerror(errno));
 		goto out;
 	}
 	if (H.job.journal_size == 0 && H.job.lsize > 0)
 		ac_journal_shape(&H.job);
 	if ((H.lfd = listen_on(H.paths.sock, err, sizeof(err))) == -1) {
-		logf_("%s", err);
+		ac_helper_log("%s", err);
 		if (foreground)
 			ac_warnx("%s", err);
 		goto out;
 	}
 	write_pid_file();
-	logf_("serving job %s on %s (idle exit after %lds)", H.job.id,
+	ac_helper_log("serving job %s on %s (idle exit after %lds)", H.job.id,
 	    H.paths.sock, H.idle_ms / 1000);
 	H.idle_since = ac_now_ms();
 	if (ready_fd >= 0) {
@@ -777,7 +777,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	loop();
 	unlink_own_socket();
 	remove_pid_file();
-	logf_("exiting");
+	ac_helper_log("exiting");
 	rc = 0;
 out:
 	while (H.conns != NULL)

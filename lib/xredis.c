@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "duration.h"
 #include "xredis.h"
 
@@ -44,6 +45,7 @@ static struct {
 	long			 retry_at;
 	int			 attempts;
 	int			 fatal;
+	int			 stopping;	/* closing on purpose: not "down" */
 	char			 down[1024];
 	char			 prefix[AC_KEY_MAX + 32];
 	long			 ttl;
@@ -126,10 +128,10 @@ went_down(const char *why)
 {
 	long backoff = 100L << (X.attempts < 5 ? X.attempts : 5);
 
-	if (X.fatal)
+	if (X.fatal || X.stopping)
 		return;
 	if (X.up || X.down[0] == '\0')
-		fprintf(stderr, "rendezvous %s: %s\n", X.url.where, why);
+		ac_helper_log("rendezvous %s: %s", X.url.where, why);
 	snprintf(X.down, sizeof(X.down), "%s: %s", X.url.where, why);
 	X.up = 0;
 	/* Close the other connection too: both come back together. */
@@ -167,7 +169,7 @@ maybe_up(void)
 	    !(X.cmd->c.flags & REDIS_CONNECTED) || !(X.blk->c.flags & REDIS_CONNECTED) ||
 	    X.setup_left[0] > 0 || X.setup_left[1] > 0)
 		return;
-	fprintf(stderr, "rendezvous %s: connected\n", X.url.where);
+	ac_helper_log("rendezvous %s: connected", X.url.where);
 	X.up = 1;
 	X.attempts = 0;
 	X.down[0] = '\0';
@@ -207,7 +209,7 @@ on_setup(redisAsyncContext *ac, void *r, void *priv)
 	/* The reply never echoes the password; keep it short anyway. */
 	snprintf(X.down, sizeof(X.down), "%s: refused: %.200s", X.url.where,
 	    reply->str);
-	fprintf(stderr, "rendezvous %s\n", X.down);
+	ac_helper_log("rendezvous %s", X.down);
 	X.fatal = 1;
 	X.up = 0;
 	if (X.cmd != NULL)
@@ -357,7 +359,7 @@ on_arrive(redisAsyncContext *ac, void *rp, void *priv)
 			}
 		}
 	} else if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
-		fprintf(stderr, "rendezvous %s: %s\n", X.url.where, reply->str);
+		ac_helper_log("rendezvous %s: %s", X.url.where, reply->str);
 	free(r);
 }
 
@@ -400,7 +402,7 @@ on_ignore(redisAsyncContext *ac, void *rp, void *priv)
 
 	(void)ac;
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
-		fprintf(stderr, "rendezvous %s: %s\n", X.url.where, reply->str);
+		ac_helper_log("rendezvous %s: %s", X.url.where, reply->str);
 	free(priv);
 }
 
@@ -741,6 +743,7 @@ ac_xredis_fatal(void)
 void
 ac_xredis_stop(void)
 {
+	X.stopping = 1;
 	if (X.cmd != NULL)
 		redisAsyncFree(X.cmd);
 	if (X.blk != NULL)

@@ -1,6 +1,7 @@
 # t_valgrind.sh: the CLI paths under valgrind: no leaks, no invalid reads or writes.
 # Not registered in the sanitizer build (valgrind cannot run an ASan binary).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
 
 oneTimeSetUp() {
 	command -v valgrind >/dev/null || { echo "valgrind not installed: skipped" >&2; exit "$SKIP"; }
@@ -75,6 +76,38 @@ testHelperAndSyncPaths() {
 	wait %2 2>/dev/null
 	wait "$hp"
 	assertEquals "helper under valgrind: $(cat "$(scratch)/vg-helper")" 0 $?
+}
+
+# Two node helpers under valgrind meet through a private redis-server; every
+# kind of wait crosses it once; then they idle out.
+testHelpersWithRendezvous() {
+	command -v redis-server >/dev/null || startSkipping
+	redis_start
+	local base; base=$(scratch)/xr; mkdir -p "$base/n0" "$base/n1"; chmod 700 "$base/n0" "$base/n1"
+	local c="ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK ACCELCTL_JOB_ID=vgx ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2"
+	local n pids=""
+	for n in 0 1; do
+		# shellcheck disable=SC2086
+		env -i PATH=/usr/bin:/bin $c ACCELCTL_RUNTIME_DIR="$base/n$n" ACCELCTL_RANK=$n ACCELCTL_NODE_RANK=$n \
+			ACCELCTL_HELPER_IDLE=3s valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect,possible "$ACCELCTL" helper run 2>"$base/vg$n" &
+		pids="$pids $!"
+	done
+	until [ -S "$base/n0/vgx.sock" ] && [ -S "$base/n1/vgx.sock" ]; do sleep 0.1; done
+	for n in 0 1; do
+		# shellcheck disable=SC2086
+		env -i PATH=/usr/bin:/bin $c ACCELCTL_RUNTIME_DIR="$base/n$n" ACCELCTL_RANK=$n ACCELCTL_NODE_RANK=$n \
+			sh -c '"$0" barrier b && "$0" broadcast c v && "$0" on-main --wait -- true &&
+			"$0" barrier --status 0 s && "$0" main-first -- true' "$ACCELCTL" >"$base/out$n" 2>&1 &
+	done
+	local p
+	for p in $pids; do
+		wait "$p"
+		assertEquals "helper $p under valgrind: $(cat "$base"/vg*)" 0 $?
+	done
+	assertEquals "both ranks got the broadcast" "v
+v" "$(cat "$base/out0" "$base/out1")"
+	redis_stop
 }
 
 load_shunit2
