@@ -50,6 +50,15 @@ assertOneLineErr() {
 	assertEquals "stderr is one line: $err" 1 "$(printf '%s\n' "$err" | grep -c .)"
 }
 
+# early_releases FILE...: from "GEN enter NS" / "GEN leave NS" lines, the
+# generations that some rank left before the last rank arrived (none, if right).
+early_releases() {
+	cat "$@" | awk '
+		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
+		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
+		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }'
+}
+
 # Find shunit2 where Debian puts it, or on PATH.
 load_shunit2() {
 	local s

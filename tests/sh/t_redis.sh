@@ -23,10 +23,7 @@ checkGenerations() {
 			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
 		done'
 	assertRc 0 "$nodes nodes x 2 ranks x 20 barriers"
-	assertEquals "no generation released before its last arrival" "" "$(cat "$d"/r* | awk '
-		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
-		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
-		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }')"
+	assertEquals "no generation released before its last arrival" "" "$(early_releases "$d"/r*)"
 }
 
 testGenerationsTwoNodes() { checkGenerations 2; }

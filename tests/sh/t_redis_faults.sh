@@ -30,10 +30,7 @@ testRedisRestartMidLoop() {
 	assertRc 0 "the loop completed across the restart"
 	assertTrue "Redis was restarted during the loop" "[ -e '$d/restarted' ]"
 	assertEquals "640 timestamps" 640 "$(cat "$d"/r* | wc -l)"
-	assertEquals "no early release" "" "$(cat "$d"/r* | awk '
-		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
-		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
-		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }')"
+	assertEquals "no early release" "" "$(early_releases "$d"/r*)"
 }
 
 # Node 1's helper is killed while its ranks wait for node 0.
