@@ -12,7 +12,6 @@ exec_abort(const struct ac_cmd *self, struct ac_args *a)
 	size_t n = 0;
 	struct ac_topo t;
 	struct ac_client c;
-	struct ac_buf b = { 0 };
 	struct ac_rd r;
 	int rc;
 
@@ -26,15 +25,10 @@ exec_abort(const struct ac_cmd *self, struct ac_args *a)
 		return 0;	/* nobody waits for a single process */
 	if (ac_client_open(&c, &t, 1, &rc) != 0)
 		return rc;
-	size_t f = ac_frame_begin(&b, AC_MSG_ABORT);
-	ac_put_str(&b, reason);
-	ac_frame_end(&b, f);
-	rc = ac_client_send(&c, &b) == 0 &&
-	    ac_client_recv(&c, ac_now_ms() + 10000, &r) == AC_MSG_ACK ? 0 :
+	rc = ac_client_request(&c, AC_MSG_ABORT, reason, &r) == AC_MSG_ACK ? 0 :
 	    AC_EXIT_FAILED;
 	if (rc != 0)
 		ac_warnx("the helper did not confirm the abort");
-	ac_buf_free(&b);
 	ac_client_close(&c);
 	return rc;
 }

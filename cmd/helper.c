@@ -8,20 +8,6 @@
 #include "cmd.h"
 
 static int
-request(struct ac_client *c, int type, struct ac_rd *r)
-{
-	struct ac_buf b = { 0 };
-	size_t f = ac_frame_begin(&b, type);
-	int rc;
-
-	ac_frame_end(&b, f);
-	rc = ac_client_send(c, &b) == 0 ?
-	    ac_client_recv(c, ac_now_ms() + 10000, r) : -1;
-	ac_buf_free(&b);
-	return rc;
-}
-
-static int
 exec_helper(const struct ac_cmd *self, struct ac_args *a)
 {
 	const char *action = a->pos[0];
@@ -63,11 +49,11 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 		printf("helper %ld serves job %s at %s\n", c.helper_pid, t.job_id,
 		    c.paths.sock);
 	else if (strcmp(action, "stop") == 0) {
-		if (request(&c, AC_MSG_STOP, &r) != AC_MSG_ACK) {
+		if (ac_client_request(&c, AC_MSG_STOP, NULL, &r) != AC_MSG_ACK) {
 			ac_warnx("the helper did not confirm");
 			rc = AC_EXIT_FAILED;
 		}
-	} else if (request(&c, AC_MSG_STATUS, &r) == AC_MSG_TEXT) {
+	} else if (ac_client_request(&c, AC_MSG_STATUS, NULL, &r) == AC_MSG_TEXT) {
 		ac_get_str(&r, text, sizeof(text));
 		printf("helper %ld serves job %s at %s (log: %s)\n%s",
 		    c.helper_pid, t.job_id, c.paths.sock, c.paths.log, text);

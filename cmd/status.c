@@ -8,7 +8,6 @@ exec_status(const struct ac_cmd *self, struct ac_args *a)
 {
 	struct ac_topo t;
 	struct ac_client c;
-	struct ac_buf b = { 0 };
 	struct ac_rd r;
 	char text[65536];
 	int rc, type;
@@ -25,10 +24,7 @@ exec_status(const struct ac_cmd *self, struct ac_args *a)
 		    t.job_id);
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
-	size_t f = ac_frame_begin(&b, AC_MSG_STATUS);
-	ac_frame_end(&b, f);
-	if (ac_client_send(&c, &b) == 0 &&
-	    ac_client_recv(&c, ac_now_ms() + 10000, &r) == AC_MSG_TEXT) {
+	if (ac_client_request(&c, AC_MSG_STATUS, NULL, &r) == AC_MSG_TEXT) {
 		ac_get_str(&r, text, sizeof(text));
 		fputs(text, stdout);
 		rc = ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
@@ -36,7 +32,6 @@ exec_status(const struct ac_cmd *self, struct ac_args *a)
 		ac_warnx("the helper did not answer");
 		rc = AC_EXIT_FAILED;
 	}
-	ac_buf_free(&b);
 	ac_client_close(&c);
 	return rc;
 }

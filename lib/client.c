@@ -219,6 +219,23 @@ ac_client_send(struct ac_client *c, const struct ac_buf *b)
 }
 
 int
+ac_client_request(struct ac_client *c, int type, const char *text,
+    struct ac_rd *r)
+{
+	struct ac_buf b = { 0 };
+	size_t f = ac_frame_begin(&b, type);
+	int rc;
+
+	if (text != NULL)
+		ac_put_str(&b, text);
+	ac_frame_end(&b, f);
+	rc = ac_client_send(c, &b) == 0 ?
+	    ac_client_recv(c, ac_now_ms() + 10000, r) : -1;
+	ac_buf_free(&b);
+	return rc;
+}
+
+int
 ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r)
 {
 	long flen;

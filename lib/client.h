@@ -36,6 +36,14 @@ void ac_client_close(struct ac_client *c);
 int  ac_client_send(struct ac_client *c, const struct ac_buf *b);
 
 /*
+ * One request and its one reply: a frame of TYPE, with the string field
+ * TEXT unless NULL (abort's reason), then the next frame within 10 s.
+ * Returns the reply's type with R over its fields, or -1 / -2 as below.
+ */
+int  ac_client_request(struct ac_client *c, int type, const char *text,
+    struct ac_rd *r);
+
+/*
  * Wait for the next frame until DEADLINE (CLOCK_MONOTONIC ms, -1 for none).
  * Returns its type with R over its fields, -1 when the helper is gone, -2 at
  * the deadline. R stays valid until the next call.
