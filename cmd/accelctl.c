@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "proctitle.h"
 
 const struct ac_cmd *const ac_commands[] = {
 	&cmd_is_main,
@@ -240,6 +241,8 @@ int
 main(int argc, char **argv)
 {
 	const char *w;
+
+	ac_proctitle_init(argc, argv);	/* for a helper this process may fork */
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: accelctl COMMAND [ARGS...]; "

@@ -161,7 +161,7 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 	c->t = t;
-	if (ac_paths_init(&c->paths, t->job_id, autostart, err,
+	if (ac_paths_init(&c->paths, t, autostart, err,
 	    sizeof(err)) == -1) {
 		if (!autostart && errno == ENOENT)
 			return -2;

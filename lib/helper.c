@@ -29,6 +29,7 @@
 #include "duration.h"
 #include "journal.h"
 #include "msg.h"
+#include "proctitle.h"
 #include "proto.h"
 #include "rdvurl.h"
 #include "rundir.h"
@@ -707,6 +708,19 @@ loop(void)
 	free(pfd);
 }
 
+/* "accelctl helper JOB [node N]" in ps(1), not the argv of the client that forked us. */
+static void
+set_title(const struct ac_topo *t)
+{
+	char title[AC_KEY_MAX + 64];
+	int n = snprintf(title, sizeof(title), "accelctl helper %s", t->job_id);
+
+	if (t->v[AC_NNODES] > 1 && n > 0 && (size_t)n < sizeof(title))
+		snprintf(title + n, sizeof(title) - (size_t)n, " node %ld",
+		    t->v[AC_NODE]);
+	ac_proctitle_set(title);
+}
+
 int
 ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 {
@@ -728,13 +742,14 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	H.job.released = on_released;
 	H.job.aborting = on_abort;
 	H.job.shaped = start_transport;
-	if (ac_paths_init(&H.paths, t->job_id, 1, err, sizeof(err)) == -1) {
+	if (ac_paths_init(&H.paths, t, 1, err, sizeof(err)) == -1) {
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
 	}
 	if (!foreground) {
 		detach_stdio();
 		prctl(PR_SET_NAME, "accelctl-helper");
+		set_title(t);
 		/* Close what the client had open: a helper holding the pipe of
 		 * "$(accelctl barrier x)" would make that shell wait for ever. */
 		for (int fd = 3; fd < 1024; fd++)

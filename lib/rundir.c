@@ -48,12 +48,23 @@ fnv1a(const char *s)
 }
 
 int
-ac_paths_init(struct ac_paths *p, const char *job_id, int create, char *err,
-    size_t errlen)
+ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
+    char *err, size_t errlen)
 {
 	const char *env = getenv("ACCELCTL_RUNTIME_DIR"), *xdg;
-	char base[300];
+	char job_id[AC_JOB_ID_MAX + 32], base[300];
 	int n;
+
+	/*
+	 * One helper per node of a job: the node rank is part of the name, so
+	 * that nodes sharing a runtime directory (two torchrun launchers or
+	 * several slurmd on one host, a /tmp shared by mistake) keep apart.
+	 */
+	if (t->v[AC_NNODES] > 1 && t->v[AC_NODE] >= 0)
+		snprintf(job_id, sizeof(job_id), "%s.node%ld", t->job_id,
+		    t->v[AC_NODE]);
+	else
+		snprintf(job_id, sizeof(job_id), "%s", t->job_id);
 
 	if (env != NULL && *env != '\0')
 		n = snprintf(p->dir, sizeof(p->dir), "%s", env);

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/un.h>
 
+#include "topo.h"
+
 struct ac_paths {
 	char	dir[512];
 	char	sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -19,10 +21,10 @@ struct ac_paths {
  * $XDG_RUNTIME_DIR/accelctl, else /tmp/accelctl-UID), create it with mode 0700
  * when CREATE and missing, and check it is a directory (not a link) owned by
  * us with no group or other permissions: anyone who can write there could
- * impersonate the helper. Fills the job's file names. Returns 0, or -1 with a
+ * impersonate the helper. Fills the file names of T's job on T's node. Returns 0, or -1 with a
  * reason in ERR.
  */
-int ac_paths_init(struct ac_paths *p, const char *job_id, int create,
+int ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
     char *err, size_t errlen);
 
 #endif

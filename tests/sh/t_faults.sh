@@ -33,9 +33,9 @@ testKillWaitRank() {
 		t0=$(date +%s%N)
 		run -- launch -n 3 --tag -- bash -c '
 			if [ $ACCELCTL_RANK = 0 ]; then
-				accelctl on-main --wait -- sh -c "echo \$PPID >'"$d"'/pid; exec sleep 30" &
+				accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
 				while [ ! -s '"$d"'/pid ]; do sleep 0.01; done
-				kill -9 $(cat '"$d"'/pid); wait; pkill -f "^sleep 30$"; exit 0
+				set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
 			fi
 			accelctl on-main --wait --timeout 20s -- true; echo "rc=$?"'
 		t1=$(date +%s%N)

@@ -51,6 +51,17 @@ testStartStatusStop() {
 	assertRc 0 "stop without a helper"
 }
 
+# ps shows the helper as itself, not as the client that happened to start it, so
+# "pkill -f 'accelctl barrier'" in a job script cannot kill it by mistake.
+testProcessTitle() {
+	# shellcheck disable=SC2086
+	run $R0 -- barrier --timeout 200ms a-barrier-with-a-long-name
+	assertRc 124 "the barrier times out (rank 1 never comes)"
+	local pid; pid=$(cat "$RT/hj.pid")
+	assertEquals "command line" "accelctl helper hj" "$(ps -o args= -p "$pid")"
+	assertEquals "name" "accelctl-helper" "$(ps -o comm= -p "$pid")"
+}
+
 testIdleExit() {
 	# shellcheck disable=SC2086
 	run $R0 ACCELCTL_HELPER_IDLE=1s -- helper start

@@ -63,9 +63,9 @@ testSourceDiesAcrossNodes() {
 	local d; d=$(scratch)/die; mkdir -p "$d"
 	across 2 2 bash -c '
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl on-main --wait -- sh -c "echo \$PPID >'"$d"'/pid; exec sleep 30" &
+			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
 			while [ ! -s '"$d"'/pid ]; do sleep 0.02; done
-			kill -9 $(cat '"$d"'/pid); wait; pkill -f "^sleep 30$"; exit 0
+			set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
 		fi
 		accelctl on-main --wait --timeout 20s -- true; echo "rc=$?"'
 	assertEquals "waiters on both nodes exit 3" 3 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
@@ -153,6 +153,16 @@ testBadUrl() {
 	run ACCELCTL_RENDEZVOUS=redis://host:99999 -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "bad port"
 	assertErrMatches "invalid rendezvous: bad port"
+}
+
+# Several nodes of a job on one host (two torchrun launchers, several slurmd) may
+# share a runtime directory: each node still gets a helper of its own.
+testNodesShareARuntimeDir() {
+	local d; d=$(scratch)/shared; mkdir -p -m 700 "$d"
+	across 2 2 env ACCELCTL_RUNTIME_DIR="$d" bash -c 'accelctl barrier --timeout 20s sh && accelctl broadcast --timeout 20s v "r$ACCELCTL_RANK"'
+	assertRc 0 "two nodes in one runtime directory"
+	assertEquals "rank 0's value everywhere" 4 "$(printf '%s\n' "$out" | grep -c ': r0$')"
+	assertEquals "one socket per node" 2 "$(find "$d" -name '*.node[01].sock' | wc -l)"
 }
 
 load_shunit2

@@ -99,8 +99,8 @@ testPasswordNeverLogged() {
 	# shellcheck disable=SC2086
 	run $common ACCELCTL_RUNTIME_DIR="$base/n1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper status
 	assertNotContains "helper status" "$out$err" "log-pw-1"
-	assertContains "the log names the rendezvous" "$(cat "$base"/n*/pl.log)" "127.0.0.1:$REDIS_PORT"
-	assertNotContains "the logs never hold the password" "$(cat "$base"/n*/pl.log "$base"/n*/pl.state)" "log-pw-1"
+	assertContains "the log names the rendezvous" "$(cat "$base"/n*/pl.node*.log)" "127.0.0.1:$REDIS_PORT"
+	assertNotContains "the logs never hold the password" "$(cat "$base"/n*/pl.node*.log "$base"/n*/pl.node*.state)" "log-pw-1"
 	# shellcheck disable=SC2086
 	run $common ACCELCTL_RUNTIME_DIR="$base/n0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
 	# shellcheck disable=SC2086

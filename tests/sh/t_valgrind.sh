@@ -93,7 +93,7 @@ testHelpersWithRendezvous() {
 			--errors-for-leak-kinds=definite,indirect,possible "$ACCELCTL" helper run 2>"$base/vg$n" &
 		pids="$pids $!"
 	done
-	until [ -S "$base/n0/vgx.sock" ] && [ -S "$base/n1/vgx.sock" ]; do sleep 0.1; done
+	until [ -S "$base/n0/vgx.node0.sock" ] && [ -S "$base/n1/vgx.node1.sock" ]; do sleep 0.1; done
 	for n in 0 1; do
 		# shellcheck disable=SC2086
 		env -i PATH=/usr/bin:/bin $c ACCELCTL_RUNTIME_DIR="$base/n$n" ACCELCTL_RANK=$n ACCELCTL_NODE_RANK=$n \

@@ -72,16 +72,15 @@ testWaitRankDies() {
 	t0=$(date +%s)
 	run -- launch -n 3 --tag -- bash -c '
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl on-main --wait -- sh -c "echo \$PPID >'"$d"'/pid; sleep 30" &
+			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
 			while [ ! -s '"$d"'/pid ]; do sleep 0.05; done
-			kill -9 $(cat '"$d"'/pid); wait; exit 0
+			set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
 		fi
 		accelctl on-main --wait --timeout 60s -- true; echo "rc=$?"'
 	t1=$(date +%s)
 	assertEquals "the waiters exit 3" 2 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
 	assertContains "$err" "rank 0 (node 0) died"
 	assertTrue "at once ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
-	pkill -f "sleep 30" 2>/dev/null
 }
 
 load_shunit2

@@ -1,0 +1,115 @@
+# t_slurm.sh: every subcommand under real Slurm (slurmctld and 4 slurmd on this host, see
+# slurm.sh): srun on 2 to 4 nodes, the README's sbatch script (several steps, exit-code
+# checks, one rank failing under barrier --status), srun -K, and mpirun in an allocation.
+# Skipped (ctest: Not Run) where Slurm cannot run here: not root, no slurm-wlm, no unshare.
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/redis.sh"
+. "$(dirname "$0")/lib.sh"
+
+oneTimeSetUp() {
+	SL=$(scratch)/slurm; mkdir -p "$SL"
+	local conf rc
+	conf=$(bash "$ACCELCTL_SRC/tests/integration/slurm.sh" start "$SL" 4); rc=$?
+	[ $rc = 77 ] && exit "$SKIP"
+	[ $rc = 0 ] || { echo "Slurm did not start" >&2; tail -n 20 "$SL"/*.log >&2; exit 1; }
+	eval "$conf"
+	redis_start
+}
+
+oneTimeTearDown() {
+	stop_helpers
+	bash "$ACCELCTL_SRC/tests/integration/slurm.sh" stop "$SL"
+	redis_stop
+}
+
+# slurm_env CMD...: CMD as a user of this cluster with the suite's Redis as rendezvous.
+slurm_env() {
+	launcher_env SLURM_CONF="$SLURM_CONF" ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" \
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		OMPI_MCA_rmaps_base_oversubscribe=1 "$@"
+}
+
+checkSrun() {
+	local nodes=$1 per=$2 out; out=$(scratch)/srun-$1x$2; mkdir -p "$out"
+	slurm_env timeout 180 srun -N "$nodes" --ntasks-per-node "$per" bash "$JOB_SH" "$out" \
+		>"$out/stdout" 2>"$out/stderr"
+	assertEquals "srun exit status: $(cat "$out/stderr")" 0 $?
+	check_job "$out" $((nodes * per)) "$nodes" "$per" slurm
+}
+
+testSrunTwoNodesTwoTasks() { checkSrun 2 2; }
+testSrunThreeNodesThreeTasks() { checkSrun 3 3; }
+testSrunFourNodesFourTasks() { checkSrun 4 4; }
+
+# sbatch_readme DIR VAR=VALUE...: the README's batch script, run by sbatch --wait in DIR.
+sbatch_readme() {
+	local d=$1; shift
+	mkdir -p "$d"
+	make_stubs "$d"
+	readme_snippet sbatch-job.sh "$d/job.sh"
+	(cd "$d" && slurm_env "$@" timeout 180 sbatch --wait -o job.out job.sh >sbatch.out 2>&1)
+}
+
+testSbatchReadmeJob() {
+	local d; d=$(scratch)/batch-ok
+	sbatch_readme "$d"
+	assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 $?
+	assertContains "the batch script's is-main" "$(cat "$d/job.out")" "job done"
+	assertEquals "train ran on all 4 ranks" 4 "$(lines "$d/log.train.py")"
+	assertEquals "fetch-data: each node's local main first" "n1 0
+n2 2" "$(awk '!seen[$1]++' "$d/log.fetch-data.sh" | sort)"
+	assertEquals "fetch-data then ran on the others" 4 "$(lines "$d/log.fetch-data.sh")"
+	assertEquals "upload once, on rank 0" "n1 0" "$(cat "$d/log.upload-checkpoint.sh")"
+	assertEquals "second step: clean-scratch once per node" "n1
+n2" "$(cut -d' ' -f1 "$d/log.clean-scratch.sh" | sort)"
+}
+
+testSbatchReadmeJobOneRankFails() {
+	local d; d=$(scratch)/batch-fail
+	sbatch_readme "$d" FAIL_RANK=3 FAIL_RC=5
+	local rc=$?
+	assertNotEquals "sbatch --wait fails" 0 "$rc"
+	assertContains "the script saw the step fail" "$(cat "$d/job.out")" "training failed: 5"
+	assertEquals "every rank learned who failed" 4 \
+		"$(grep -c 'accelctl: barrier: after-train: rank 3 (exit 5) failed' "$d/job.out")"
+	assertEquals "no upload" 0 "$(lines "$d/log.upload-checkpoint.sh")"
+	assertEquals "no second step" 0 "$(lines "$d/log.clean-scratch.sh")"
+	assertNotContains "no 'job done'" "$(cat "$d/job.out")" "job done"
+}
+
+# srun -K kills the ranks still waiting when one exits non-zero: nothing hangs or lingers.
+testSrunKillOnBadExit() {
+	local d; d=$(scratch)/kill; mkdir -p "$d"
+	local t0=$SECONDS
+	slurm_env timeout 120 srun -K -N 2 --ntasks-per-node 2 bash -c '
+		eval "$(accelctl info --shell)"
+		if [ "$ACCELCTL_RANK" = 3 ]; then sleep 1; exit 9; fi
+		accelctl barrier --timeout 100s never-reached; echo "survived $?"' >"$d/out" 2>"$d/err"
+	local rc=$?
+	assertNotEquals "srun -K fails" 0 "$rc"
+	assertNotEquals "srun itself was not timed out" 124 "$rc"
+	assertTrue "killed well before the barrier's deadline ($((SECONDS - t0)) s)" "[ $((SECONDS - t0)) -lt 60 ]"
+	assertNotContains "no rank outlived the kill: $(cat "$d/err")" "$(cat "$d/out")" "survived"
+	assertEquals "no accelctl barrier left" "" "$(pgrep -f 'barrier --timeout 100s never-reached')"
+}
+
+testMpirunInAllocation() {
+	local out; out=$(scratch)/mpi-alloc; mkdir -p "$out"
+	slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o "$out/job.out" \
+		--wrap "mpirun bash $JOB_SH $out" >/dev/null 2>&1
+	assertEquals "sbatch --wrap mpirun: $(cat "$out/job.out")" 0 $?
+	check_job "$out" 4 2 2 openmpi
+}
+
+testMpirunReadmeSnippetInAllocation() {
+	local d; d=$(scratch)/mpi-readme; mkdir -p "$d"
+	make_stubs "$d"
+	readme_snippet mpirun.sh "$d/snippet"
+	{ echo '#!/bin/bash'; cat "$d/snippet"; } >"$d/job.sh"
+	(cd "$d" && slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o job.out job.sh >/dev/null 2>&1)
+	assertEquals "sbatch: $(cat "$d/job.out")" 0 $?
+	assertEquals "prepare once, on rank 0" "n1 0" "$(cat "$d/log.prepare.sh")"
+	assertEquals "solver on all 4" 4 "$(lines "$d/log.solver")"
+}
+
+load_shunit2

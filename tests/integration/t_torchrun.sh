@@ -1,0 +1,75 @@
+# t_torchrun.sh: every subcommand under real torchrun (python3-torch): standalone, two
+# launchers of one job (--nnodes 2, c10d rendezvous, as on two nodes), and the README's
+# example. Debian 12's torch 1.13 needs --redirects 9:1 --tee 9:1 (see README).
+# Skipped (ctest: Not Run) where torch is not installed; tests/deps.sh installs it.
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/redis.sh"
+. "$(dirname "$0")/lib.sh"
+
+oneTimeSetUp() {
+	command -v torchrun >/dev/null || { echo "torchrun not installed: skipped" >&2; exit "$SKIP"; }
+	redis_start
+}
+
+oneTimeTearDown() {
+	stop_helpers
+	redis_stop
+}
+
+torch_env() {
+	launcher_env ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" "$@"
+}
+
+TORCHRUN_FIX="--redirects 9:1 --tee 9:1"
+
+testStandalone() {
+	local out; out=$(scratch)/standalone; mkdir -p "$out"
+	# shellcheck disable=SC2086
+	torch_env timeout 120 torchrun --standalone --nproc_per_node 4 $TORCHRUN_FIX --no_python \
+		bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
+	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	check_job "$out" 4 1 4 torchrun
+}
+
+# two_launchers OUT CMD...: torchrun --nnodes 2 twice, as on two nodes, running CMD.
+two_launchers() {
+	local out=$1 n pids=""; shift
+	local port; port=$(free_port)
+	for n in 0 1; do
+		# shellcheck disable=SC2086
+		torch_env timeout 120 torchrun --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
+			--rdzv_endpoint "127.0.0.1:$port" --rdzv_id "job-$port" $TORCHRUN_FIX --no_python \
+			"$@" >"$out/stdout.$n" 2>"$out/stderr.$n" &
+		pids="$pids $!"
+	done
+	local rc=0 p
+	for p in $pids; do wait "$p" || rc=$?; done
+	return $rc
+}
+
+testTwoNodes() {
+	local out; out=$(scratch)/two; mkdir -p "$out"
+	two_launchers "$out" bash "$JOB_SH" "$out"
+	assertEquals "both launchers succeed: $(tail -n 5 "$out"/stderr.*)" 0 $?
+	check_job "$out" 4 2 2 torchrun
+}
+
+testReadmeSnippet() {
+	local d; d=$(scratch)/readme; mkdir -p "$d"
+	make_stubs "$d"
+	readme_snippet torchrun.sh "$d/job.sh"
+	local port n pids=""; port=$(free_port)
+	for n in 0 1; do
+		(cd "$d" && torch_env HEAD="127.0.0.1:$port" RUN="readme-$port" timeout 120 bash job.sh \
+			>"out.$n" 2>"err.$n") &
+		pids="$pids $!"
+	done
+	local rc=0 p
+	for p in $pids; do wait "$p" || rc=$?; done
+	assertEquals "the README's torchrun example: $(tail -n 5 "$d"/err.*)" 0 "$rc"
+	assertEquals "warm-cache once per node" 2 "$(lines "$d/log.warm-cache.sh")"
+	assertEquals "one 'starting' line per node" 2 "$(cat "$d"/out.* | grep -c '^starting on')"
+	assertEquals "train on all 4" 4 "$(lines "$d/log.train.py")"
+}
+
+load_shunit2
