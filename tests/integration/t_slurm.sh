@@ -1,6 +1,7 @@
 # t_slurm.sh: every subcommand under real Slurm (slurmctld and 4 slurmd on this host, see
 # slurm.sh): srun on 2 to 4 nodes, the README's sbatch script (several steps, exit-code
-# checks, one rank failing under barrier --status), srun -K, and mpirun in an allocation.
+# checks, one rank failing under barrier --status), srun -K, torchrun inside srun, and
+# mpirun in an allocation.
 # Skipped (ctest: Not Run) where Slurm cannot run here: not root, no slurm-wlm, no unshare.
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/redis.sh"
@@ -91,6 +92,17 @@ testSrunKillOnBadExit() {
 	assertTrue "killed well before the barrier's deadline ($((SECONDS - t0)) s)" "[ $((SECONDS - t0)) -lt 60 ]"
 	assertNotContains "no rank outlived the kill: $(cat "$d/err")" "$(cat "$d/out")" "survived"
 	assertEquals "no accelctl barrier left" "" "$(pgrep -f 'barrier --timeout 100s never-reached')"
+}
+
+# torchrun started by srun once per node: torchrun's variables win over the step's.
+testTorchrunInsideSrun() {
+	command -v torchrun >/dev/null || startSkipping
+	local out port; out=$(scratch)/torch-srun; mkdir -p "$out"; port=$(free_port)
+	slurm_env timeout 180 srun -N 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 2 \
+		--rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "srun-$port" \
+		--redirects 9:1 --tee 9:1 --no_python bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
+	assertEquals "srun torchrun: $(tail -n 5 "$out/stderr")" 0 $?
+	check_job "$out" 4 2 2 torchrun
 }
 
 testMpirunInAllocation() {
