@@ -14,13 +14,7 @@ set -eu
 
 skip() { echo "slurm.sh: $*: skipped" >&2; exit 77; }
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
+. "$(dirname "$0")/../sh/port.sh"
 
 # wait_for WHAT SECONDS CMD...: poll CMD (a daemon coming up has no event to wait on).
 wait_for() {

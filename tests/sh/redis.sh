@@ -1,14 +1,7 @@
 # redis.sh: a private redis-server for a suite, on a free loopback port and a Unix
 # socket in the suite's scratch directory; sourced by the suites that need one.
 
-# free_port: a loopback port nothing listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/port.sh"
 
 # redis_start [ARGS...]: start redis-server with extra ARGS; sets REDIS_PORT,
 # REDIS_SOCK, REDIS_DIR. Skips the suite (exit 77) when redis-server is missing.
