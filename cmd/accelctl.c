@@ -12,6 +12,9 @@
 
 #include "cmd.h"
 #include "config.h"
+#if ACCELCTL_HAVE_NCCL
+#include "ncclso.h"
+#endif
 
 const struct ac_cmd *const ac_commands[] = {
 	&cmd_is_main,
@@ -27,6 +30,7 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_abort,
 	&cmd_status,
 	&cmd_info,
+	&cmd_check,
 	&cmd_launch,
 	&cmd_helper,
 	NULL
@@ -254,6 +258,11 @@ main(int argc, char **argv)
 	if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
 		printf("accelctl %s\n", ACCELCTL_VERSION);
 		printf("features: %s\n", ACCELCTL_FEATURES);
+#if ACCELCTL_HAVE_NCCL
+		printf("nccl: %s\n", ac_cuda_build_version());
+#else
+		printf("nccl: not compiled in (the NCCL transport and check are left out)\n");
+#endif
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
 	if (strcmp(w, "--list-commands") == 0) {
