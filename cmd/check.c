@@ -356,7 +356,7 @@ exec_check(const struct ac_cmd *self, struct ac_args *a)
 			status = AC_EXIT_FAILED;
 		} else if (min_busbw > 0 && rows[nrows - 1].busbw < min_busbw)
 			status = AC_EXIT_NO;
-		if (single || t.v[AC_NODE] == 0)
+		if (status != AC_EXIT_FAILED && (single || t.v[AC_NODE] == 0))
 			print_table(T.cu, dev, (int)(single ? 1 : nnodes), iters,
 			    rows, nrows, min_busbw);
 		if (status == AC_EXIT_NO)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proto.h"
 #include "transport.h"
 
 int
@@ -51,6 +52,12 @@ ac_transport_name(int choice)
 	case AC_T_NCCL: return "nccl";
 	default: return "unavailable";
 	}
+}
+
+int
+ac_xn_carries(int op, const char *key)
+{
+	return op == AC_OP_BARRIER || key[0] == 'c';
 }
 
 uint64_t

@@ -38,6 +38,12 @@ const char *ac_transport_name(int choice);
 #define AC_XN_WORDS 8
 enum { AC_XN_STATE_NONE = 0, AC_XN_STATE_LOST = 1, AC_XN_STATE_DONE = 2 };
 
+/*
+ * Does NCCL carry collective OP/KEY (while the communicator is up)? Barriers
+ * and broadcasts ("c:"); not the results of --wait and main-first, whose
+ * source runs a command for minutes or hours (Redis carries those).
+ */
+int ac_xn_carries(int op, const char *key);
 /* FNV-1a 64 of "KEY\nGEN". */
 uint64_t ac_xn_hash(const char *key, int64_t gen);
 /* (rank << 32 | status): the smallest is the lowest failing rank. */

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,13 @@ static struct {
 	int			 pipe[2];
 	long			 since;		/* the present stage began (ms) */
 	long			 started;
+	long			 expect;	/* notify() count that ends the op */
 } N = { .pipe = { -1, -1 } };
+
+/* Bumped by notify() on a CUDA thread when the stream reached it: the
+ * stream is "done" for us then, even before cudaStreamQuery says so (it
+ * counts the host function itself, which may still be returning). */
+static atomic_long fired;
 
 static void pump(void);
 static void go_off(const char *why, int tell);
@@ -224,7 +231,8 @@ static void
 notify(void *p)
 {
 	(void)p;
-	/* A CUDA thread: no CUDA calls here, just wake the loop. */
+	/* A CUDA thread: no CUDA calls here; count, and wake the loop. */
+	atomic_fetch_add_explicit(&fired, 1, memory_order_release);
 	(void)!write(N.pipe[1], "x", 1);
 }
 
@@ -442,6 +450,7 @@ header_tail(struct xop *o)
 	    AC_XN_WORDS * sizeof(uint64_t), cudaMemcpyDeviceToHost,
 	    N.stream)) != cudaSuccess)
 		return cuda_off("cudaMemcpyAsync", ce);
+	N.expect = atomic_load_explicit(&fired, memory_order_relaxed) + 1;
 	if ((ce = N.cu->cudaLaunchHostFunc(N.stream, notify, NULL)) != cudaSuccess)
 		return cuda_off("cudaLaunchHostFunc", ce);
 	o->stage = ST_HDR_RUN;
@@ -477,6 +486,7 @@ payload_tail(struct xop *o)
 	if ((ce = N.cu->cudaMemcpyAsync(N.hpay, N.dpay, o->len,
 	    cudaMemcpyDeviceToHost, N.stream)) != cudaSuccess)
 		return cuda_off("cudaMemcpyAsync", ce);
+	N.expect = atomic_load_explicit(&fired, memory_order_relaxed) + 1;
 	if ((ce = N.cu->cudaLaunchHostFunc(N.stream, notify, NULL)) != cudaSuccess)
 		return cuda_off("cudaLaunchHostFunc", ce);
 	o->stage = ST_PAY_RUN;
@@ -621,11 +631,13 @@ progress(void)
 		return;
 	case ST_HDR_RUN:
 	case ST_PAY_RUN:
-		ce = N.cu->cudaStreamQuery(N.stream);
-		if (ce == cudaErrorNotReady)
-			return;
-		if (ce != cudaSuccess)
+		/* Acquire: the copy into our pinned buffer came before notify(). */
+		if (atomic_load_explicit(&fired, memory_order_acquire) < N.expect) {
+			ce = N.cu->cudaStreamQuery(N.stream);
+			if (ce == cudaSuccess || ce == cudaErrorNotReady)
+				return;	/* the host function has not run yet */
 			return cuda_off("cudaStreamQuery", ce);
+		}
 		if (o->stage == ST_HDR_RUN)
 			return header_done(o);
 		deliver(o->key, o->gen, o->status, "", N.hpay, o->len);
@@ -666,7 +678,7 @@ x_result(struct ac_job *j, struct ac_coll *c, int publish)
 {
 	struct xop *o;
 
-	if (c->key[0] != 'c' && N.state != S_FAILED) {
+	if (!ac_xn_carries(c->op, c->key) && N.state != S_FAILED) {
 		if (N.base != NULL)
 			(publish ? N.base->publish : N.base->want)(j, c);
 		return;

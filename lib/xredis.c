@@ -29,6 +29,7 @@
 
 #include "client.h"
 #include "duration.h"
+#include "transport.h"
 #include "xredis.h"
 
 /* Results up to this size travel inside the inbox entry; larger ones are fetched. */
@@ -603,15 +604,17 @@ pop_inbox(void)
 	redisAsyncCommand(X.blk, on_inbox, NULL, "BLPOP %s 0", inbox);
 }
 
+#define SKIP(c) (X.quiet && ac_xn_carries((c)->op, (c)->key))
+
 /* After a (re)connect: post again everything Redis may have lost. */
 static void
 sweep(void)
 {
 	struct ac_job *j = X.job;
 
-	/* While NCCL carries the collectives, only hello, nodes and abort. */
-	for (struct ac_coll *c = j->colls; c != NULL && !X.quiet; c = c->next) {
-		if (!ac_coll_cross(j, c) || c->done)
+	/* While NCCL carries the collectives, only those it does not carry. */
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(j, c) || c->done || SKIP(c))
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			x_arrive(j, c);
@@ -622,12 +625,12 @@ sweep(void)
 			x_want(j, c);
 	}
 	/* Results seen last: nodes still waiting for them must find them. */
-	for (struct ac_keygen *k = j->keys; k != NULL && !X.quiet; k = k->next)
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    k->last_done->done)
+		    k->last_done->done && !SKIP(k->last_done))
 			x_publish(j, k->last_done);
-	for (struct ac_coll *c = j->colls; c != NULL && !X.quiet; c = c->next)
-		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER)
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
+		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER && !SKIP(c))
 			x_publish(j, c);
 	if (j->aborted != NULL)
 		x_abort(j);

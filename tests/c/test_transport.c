@@ -2,6 +2,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "proto.h"
 #include "transport.h"
 
 static void
@@ -134,9 +135,21 @@ test_result_header(void)
 	CHECK(ac_xn_result(r, &state, &status, &len, &root) == -1);
 }
 
+static void
+test_carries(void)
+{
+	CHECK(ac_xn_carries(AC_OP_BARRIER, "b:x"));
+	CHECK(ac_xn_carries(AC_OP_BARRIER, "k:check.ready"));
+	CHECK(ac_xn_carries(AC_OP_RESULT, "c:run-id"));
+	CHECK(!ac_xn_carries(AC_OP_RESULT, "w:0:upload"));
+	CHECK(!ac_xn_carries(AC_OP_RESULT, "m:prep"));
+	CHECK(!ac_xn_carries(AC_OP_RESULT, "k:check.id"));
+}
+
 int
 main(void)
 {
+	test_carries();
 	test_parse();
 	test_choose();
 	test_barrier_header();

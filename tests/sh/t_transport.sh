@@ -79,6 +79,14 @@ testAutoWithoutGpuTakesRedis() {
 	assertEquals "every rank agrees on --status" 4 "$(printf '%s\n' "$out" | grep -c 'rc=5$')"
 	assertEquals "broadcast across nodes" 4 "$(printf '%s\n' "$out" | grep -c 'v=from0-0$')"
 	assertEquals "no error printed" "" "$(printf '%s\n' "$err" | grep ': accelctl: .*NCCL')"
+	# The nodes agreed through Redis that NCCL is off for the job, and why.
+	local off; off=$(redis_cli --scan --pattern 'accelctl:*:nccl:0:off' | head -n 1)
+	assertNotEquals "an off key" "" "$off"
+	assertTrue "with a TTL" "[ $(redis_cli ttl "$off") -gt 0 ]"
+	case $(redis_cli get "$off") in
+	*GPU* | *"cannot load"*) ;;
+	*) fail "off key says: $(redis_cli get "$off")" ;;
+	esac
 	assertContains "status names the transport" "$err" "transport: redis (NCCL off: "
 	run ACCELCTL_TRANSPORT=redis ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" -- launch --nnodes 2 -n 1 -- \
 		bash -c 'accelctl barrier x && accelctl status'
