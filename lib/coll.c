@@ -493,6 +493,11 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 		    "all-reduce", j->lsize);
 		return;
 	}
+	if (c->narrived == j->lsize && c->xsent && c->xmissing[0] == '\0') {
+		snprintf(buf, len, "all %ld ranks of node %ld arrived; waiting for "
+		    "other nodes (which ones is not known yet)", j->lsize, j->node);
+		return;
+	}
 	if (c->narrived == j->lsize && c->xsent) {
 		/* Name the missing nodes, with their hosts and ranks when known. */
 		n = (size_t)snprintf(buf, len, "all %ld ranks of node %ld arrived; "
@@ -510,8 +515,6 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 			if (*p != '\0' && n < len)
 				n += (size_t)snprintf(buf + n, len - n, ";");
 		}
-		if (c->xmissing[0] == '\0' && n < len)
-			snprintf(buf + n, len - n, " (not known yet)");
 		return;
 	}
 	n = (size_t)snprintf(buf, len, "%ld/%ld arrived; missing:",

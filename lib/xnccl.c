@@ -85,7 +85,12 @@ static struct {
 static atomic_long fired;
 
 static void pump(void);
+static void progress(void);
+static void disagree(const struct xop *o);
 static void go_off(const char *why, int tell);
+#define DISAGREED "helpers disagreed on the order of collectives"
+/* The reason a forced node that cannot use NCCL gives the others. */
+#define UNAVAILABLE "unavailable: "
 
 static const char *
 kind_word(const char *key)
@@ -250,13 +255,31 @@ unusable(const char *why)
 	    "unavailable: %s", why);
 	ac_helper_log("%s", N.why);
 	N.state = S_FAILED;
-	/* The other nodes must not wait for us to join. */
-	if (N.base != NULL)
-		ac_xredis_nccl_off(why);
+	/* The other nodes must not wait for us to join; forced, they fail too. */
+	if (N.base != NULL) {
+		char off[600];
+
+		snprintf(off, sizeof(off), "%s%.500s", UNAVAILABLE, why);
+		ac_xredis_nccl_off(off);
+	}
 	while (N.head != NULL) {
 		fail_coll(N.head->key, N.head->gen, N.why);
 		pop();
 	}
+}
+
+/* Another node cannot use NCCL though it was forced: neither can the job. */
+static void
+unavailable_elsewhere(const char *why)
+{
+	char text[600];
+
+	snprintf(text, sizeof(text), "on another node: %s", why + strlen(UNAVAILABLE));
+	if (N.comm != NULL) {
+		N.cu->ncclCommAbort(N.comm);
+		N.comm = NULL;
+	}
+	unusable(text);
 }
 
 /*
@@ -375,8 +398,24 @@ joined(const char *state, const char *value, size_t len)
 		char why[300];
 
 		snprintf(why, sizeof(why), "%.*s", (int)(len < 250 ? len : 250), value);
-		if (N.state != S_OFF && N.state != S_FAILED)
-			go_off(why, 0);
+		if (N.state == S_OFF || N.state == S_FAILED)
+			return;
+		if (N.setting == AC_TSET_NCCL &&
+		    strncmp(why, UNAVAILABLE, strlen(UNAVAILABLE)) == 0)
+			return unavailable_elsewhere(why);
+		/*
+		 * Another node found that the collective in flight differs. Ours
+		 * is its counterpart (one in flight at a time, and theirs could
+		 * not complete before ours was issued): fail it alike, rather
+		 * than let its waiters meet nobody over Redis.
+		 */
+		if (strcmp(why, DISAGREED) == 0 && N.state == S_UP) {
+			progress();
+			if (N.state == S_UP && N.head != NULL &&
+			    N.head->stage != ST_QUEUED)
+				disagree(N.head);
+		}
+		go_off(why, 0);
 		return;
 	}
 	if (N.state != S_JOINING || strcmp(state, "id") != 0)
@@ -532,6 +571,21 @@ issue_payload(struct xop *o)
 		payload_tail(o);
 }
 
+/* Collective O was not the others' collective: its waiters fail (125). */
+static void
+disagree(const struct xop *o)
+{
+	char why[600];
+
+	snprintf(why, sizeof(why), "the nodes' helpers disagree on the "
+	    "order of collectives: this node is at %s '%s' generation "
+	    "%" PRId64 ", another node at a different one (the job's "
+	    "ranks ran different steps); NCCL is off for the rest of "
+	    "the job", kind_word(o->key), strchr(o->key, ':') + 1, o->gen);
+	ac_helper_log("%s", why);
+	fail_coll(o->key, o->gen, why);
+}
+
 static void
 header_done(struct xop *o)
 {
@@ -542,14 +596,8 @@ header_done(struct xop *o)
 
 	memcpy(w, N.hbuf + AC_XN_WORDS, sizeof(w));
 	if (!ac_xn_agree(w, o->key, o->gen)) {
-		snprintf(why, sizeof(why), "the nodes' helpers disagree on the "
-		    "order of collectives: this node is at %s '%s' generation "
-		    "%" PRId64 ", another node at a different one (the job's "
-		    "ranks ran different steps); NCCL is off for the rest of "
-		    "the job", kind_word(o->key), strchr(o->key, ':') + 1, o->gen);
-		ac_helper_log("%s", why);
-		fail_coll(o->key, o->gen, why);
-		go_off("helpers disagreed on the order of collectives", 1);
+		disagree(o);
+		go_off(DISAGREED, 1);
 		return;
 	}
 	if (o->kind == OP_BARRIER) {
