@@ -51,6 +51,8 @@ struct xop {
 	int64_t		 gen;
 	int		 kind, stage;
 	int		 have;		/* this node's part is known */
+	long		 since;		/* queued (ms) */
+	int		 posted;	/* also posted to Redis (slow) */
 	uint64_t	 hdr[AC_XN_WORDS];
 	uint8_t		*payload;	/* the source's node: the value */
 	size_t		 paylen;
@@ -89,6 +91,15 @@ static void progress(void);
 static void disagree(const struct xop *o);
 static void go_off(const char *why, int tell);
 #define DISAGREED "helpers disagreed on the order of collectives"
+/*
+ * A barrier that waits in NCCL longer than this is also posted to Redis (one
+ * EVAL per node, what the Redis transport always sends): a timeout and
+ * "accelctl status" can then name the missing nodes, which NCCL cannot, and
+ * the barrier completes through whichever channel is first. Both are
+ * idempotent, and every node issued its NCCL part before posting, so the
+ * NCCL collective completes too and the queues stay in step.
+ */
+#define SLOW_MS 200
 /* The reason a forced node that cannot use NCCL gives the others. */
 #define UNAVAILABLE "unavailable: "
 
@@ -118,6 +129,7 @@ enqueue(int kind, const struct ac_coll *c)
 	snprintf(o->key, sizeof(o->key), "%s", c->key);
 	o->gen = c->gen;
 	o->kind = kind;
+	o->since = ac_now_ms();
 	for (pp = &N.head; *pp != NULL; pp = &(*pp)->next)
 		;
 	*pp = o;
@@ -853,17 +865,37 @@ ac_xnccl_events(const struct pollfd *pfd, int n)
 long
 ac_xnccl_timer(long now)
 {
-	long waited = now - N.since;
-	struct xop *o = N.head;
+	long next = -1, waited = now - N.since;
+	struct xop *o;
 
 	progress();
+	o = N.head;
 	if (N.state == S_INIT ||
 	    (N.state == S_UP && o != NULL && (o->stage == ST_HDR_ENQ ||
 	    o->stage == ST_PAY_ENQ)))
-		return waited < 100 ? 1 : 10;
-	if (N.state == S_UP && o != NULL && o->stage != ST_QUEUED)
-		return 100;	/* completion wakes us through the pipe */
-	return -1;
+		next = waited < 100 ? 1 : 10;
+	else if (N.state == S_UP && o != NULL && o->stage != ST_QUEUED)
+		next = 100;	/* completion wakes us through the pipe */
+	if (N.base == NULL || (N.state != S_JOINING && N.state != S_INIT &&
+	    N.state != S_UP))
+		return next;
+	/* Barriers that wait long are posted to Redis as well (see SLOW_MS). */
+	for (o = N.head; o != NULL; o = o->next) {
+		long left = o->since + SLOW_MS - now;
+		struct ac_coll *c;
+
+		if (o->kind != OP_BARRIER || o->posted)
+			continue;
+		if (left > 0) {
+			if (next < 0 || left < next)
+				next = left;
+			continue;
+		}
+		o->posted = 1;
+		if ((c = ac_job_find(N.job, o->key, o->gen)) != NULL && !c->done)
+			N.base->arrive(N.job, c);
+	}
+	return next;
 }
 
 void

@@ -39,6 +39,7 @@ if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/cmake.lo
 fi
 grep -E "NCCL|CUDA" "$work/cmake.log" | sed 's/^-- */  /'
 acc=$(cd "$build" && pwd)/accelctl
+PATH=$(dirname "$acc"):$PATH; export PATH
 "$acc" --version | sed 's/^/  /'
 fig "accelctl linked libraries: $(ldd "$acc" | awk '{ print $1 }' | grep -v vdso | tr '\n' ' ')"
 info=$(ACCELCTL_TRANSPORT=nccl ACCELCTL_WORLD_SIZE=2 ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 \
@@ -59,11 +60,13 @@ step "barrier latency: last arrival to last release, 300 barriers each (bench_la
 redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' --appendonly no \
 	--daemonize yes --logfile "$work/redis.log" --dir "$work" >/dev/null
 i=0; until redis-cli -s "$sock" ping >/dev/null 2>&1 || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
+nlat=0
 lat() { # lat NAME NODES RANKS VAR=VALUE...
 	local name=$1 n=$2 k=$3 d; shift 3
-	d=$work/lat-$name; mkdir -m 700 "$d"
-	r=$(env ACCELCTL_JOB_ID="lat-$name" ACCELCTL_HELPER_IDLE=20s "$@" \
-		"$build/tests/bench_latency" "$n" "$k" 300 "$d" 2>"$d/err") || { r="failed: $(tail -1 "$d/err")"; failed="$failed latency-$name"; }
+	nlat=$((nlat + 1))
+	d=$work/lat$nlat; mkdir -m 700 "$d"
+	r=$(env ACCELCTL_JOB_ID="lat$nlat-$$" ACCELCTL_HELPER_IDLE=20s "$@" \
+		"$build/tests/bench_latency" "$n" "$k" 300 "$d" 2>"$d/err") || { r="failed: $(tail -1 "$d/err")"; failed="$failed latency$nlat"; }
 	fig "$(printf '%-44s median/p99 us: %s' "$name ($n node x $k ranks)" "$r")"
 	cat "$d"/node*/*.log 2>/dev/null | grep -E "NCCL|communicator" | sed 's/^[^ ]* /    log: /' | sort -u | head -4
 }

@@ -113,7 +113,7 @@ testDeadlineFallsBackToRedis() {
 	assertContains "the late node passes, over Redis" "$out" "1: late=0"
 	assertEquals "later barriers pass" 2 "$(printf '%s\n' "$out" | grep -c 'next=0$')"
 	assertContains "$out" "transport: redis (NCCL off: a deadline passed at barrier 'late' generation 0 while it waited in NCCL)"
-	assertContains "$err" "all 1 ranks of node 0 arrived; waiting for other nodes"
+	assertContains "the missing node named (through Redis)" "$err" "all 1 ranks of node 0 arrived; waiting for node 1 ($(hostname): rank 1)"
 }
 
 # One GPU, two simulated nodes: NCCL refuses the communicator; Redis carries on.
