@@ -226,8 +226,14 @@ out:
 	if (T->comm != NULL)
 		T->cu->ncclCommAbort(T->comm);
 	T->comm = NULL;
+	if (e0 != NULL)
+		T->cu->cudaEventDestroy(e0);
+	if (e1 != NULL)
+		T->cu->cudaEventDestroy(e1);
 	if (buf != NULL)
 		T->cu->cudaFree(buf);
+	if (T->stream != NULL)
+		T->cu->cudaStreamDestroy(T->stream);
 	return rc;
 }
 
@@ -236,8 +242,8 @@ print_table(const struct ac_cuda *cu, int dev, int nranks, long iters,
     const struct row *rows, int nrows, double min_busbw)
 {
 	printf("all-reduce (sum, float, in place) among %d node helper GPU%s, "
-	    "GPU %d here, NCCL %d, %ld iterations a size\n", nranks,
-	    nranks == 1 ? "" : "s", dev, cu->nccl_version, iters);
+	    "GPU %d here, NCCL %s, %ld iterations a size\n", nranks,
+	    nranks == 1 ? "" : "s", dev, cu->nccl_release, iters);
 	printf("%12s %12s %14s %14s\n", "size", "time (us)", "algbw (GB/s)",
 	    "busbw (GB/s)");
 	for (int i = 0; i < nrows; i++) {

@@ -8,6 +8,9 @@
 #include "transport.h"
 #if ACCELCTL_HAVE_NCCL
 #include "ncclso.h"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define NCCL_VERSION_STRING STR(NCCL_MAJOR) "." STR(NCCL_MINOR) "." STR(NCCL_PATCH)
 #endif
 
 static const struct ac_optdef info_opts[] = {
@@ -53,8 +56,8 @@ transport(const struct ac_topo *t, char *why, size_t len)
 
 		gpu = dev >= 0;
 		if (gpu)
-			snprintf(why + n, len - (size_t)n, ": NCCL %d, GPU %d",
-			    cu->nccl_version, dev);
+			snprintf(why + n, len - (size_t)n, ": NCCL %s, GPU %d",
+			    cu->nccl_release, dev);
 		else
 			snprintf(why + n, len - (size_t)n, ": %s", err);
 	}
@@ -76,8 +79,14 @@ print_json(const struct ac_topo *t, int tr)
 		else
 			printf(",\"%s\":%ld", ac_field_names[f], t->v[f]);
 	}
-	printf(",\"job_id\":\"%s\",\"transport\":\"%s\"}\n", t->job_id,
-	    ac_transport_name(tr));
+	printf(",\"job_id\":\"%s\",\"transport\":\"%s\",\"nccl\":%s}\n",
+	    t->job_id, ac_transport_name(tr),
+#if ACCELCTL_HAVE_NCCL
+	    "\"" NCCL_VERSION_STRING "\""
+#else
+	    "null"
+#endif
+	    );
 }
 
 static void
@@ -102,6 +111,11 @@ print_text(const struct ac_topo *t, int tr, const char *why)
 	}
 	printf("%-17s %s (%s)\n", "job_id", t->job_id, t->job_id_from);
 	printf("%-17s %s (%s)\n", "transport", ac_transport_name(tr), why);
+#if ACCELCTL_HAVE_NCCL
+	printf("%-17s %s\n", "nccl", ac_cuda_build_version());
+#else
+	printf("%-17s not compiled in\n", "nccl");
+#endif
 }
 
 static int
@@ -136,7 +150,8 @@ const struct ac_cmd cmd_info = {
 	    "node rank, number of nodes and job id detected for this process, each "
 	    "with the variable it came from. --json prints one object with the keys "
 	    "launcher, rank, world_size, local_rank, local_world_size, node_rank, "
-	    "nnodes, job_id (null where unknown) and transport; --shell prints "
+	    "nnodes, job_id (null where unknown), transport and nccl (the NCCL "
+	    "version compiled in, or null); --shell prints "
 	    "ACCELCTL_*=value lines for eval. transport is what the helper will "
 	    "carry cross-node collectives over: none (one node), redis, nccl, or "
 	    "unavailable (ACCELCTL_TRANSPORT=nccl without NCCL or a GPU); "

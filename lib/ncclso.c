@@ -89,6 +89,10 @@ ac_cuda_load(char *err, size_t errlen)
 	}
 	if (api.ncclGetVersion(&api.nccl_version) != ncclSuccess)
 		api.nccl_version = 0;
+	/* NCCL_VERSION(X,Y,Z) is X*10000 + Y*100 + Z since 2.9. */
+	snprintf(api.nccl_release, sizeof(api.nccl_release), "%d.%d.%d",
+	    api.nccl_version / 10000, api.nccl_version / 100 % 100,
+	    api.nccl_version % 100);
 	if (api.cudaRuntimeGetVersion(&api.cudart_version) != cudaSuccess)
 		api.cudart_version = 0;
 	loaded = 1;

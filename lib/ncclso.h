@@ -34,6 +34,7 @@ struct ac_cuda {
 	AC_NCCL_SYMS(AC_FIELD)
 #undef AC_FIELD
 	int	nccl_version;	/* 22809 for 2.28.9 */
+	char	nccl_release[16];	/* "2.28.9" */
 	int	cudart_version;	/* 13000 for 13.0 */
 };
 

@@ -479,7 +479,7 @@ begin(void)
 		if ((r = N.cu->ncclGetUniqueId(&id)) != ncclSuccess)
 			return nccl_off("ncclGetUniqueId", r);
 	}
-	ac_helper_log("NCCL %d on GPU %d: %s", N.cu->nccl_version, dev,
+	ac_helper_log("NCCL %s on GPU %d: %s", N.cu->nccl_release, dev,
 	    N.base != NULL ? "joining the other nodes' helpers" :
 	    "a one-rank communicator (ACCELCTL_TRANSPORT=nccl on one node)");
 	if (N.base == NULL) {
@@ -912,8 +912,8 @@ ac_xnccl_describe(char *buf, size_t len)
 		break;
 	case S_UP:
 		snprintf(buf, len, "nccl (a communicator of %ld node helper%s on "
-		    "GPU %d, NCCL %d)", N.job->nnodes, N.job->nnodes == 1 ? "" : "s",
-		    N.dev, N.cu->nccl_version);
+		    "GPU %d, NCCL %s)", N.job->nnodes, N.job->nnodes == 1 ? "" : "s",
+		    N.dev, N.cu->nccl_release);
 		break;
 	case S_OFF:
 		snprintf(buf, len, "%s (NCCL off: %s)", N.base != NULL ? "redis" :

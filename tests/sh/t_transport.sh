@@ -31,13 +31,23 @@ testInvalidTransportExits2OnEveryRank() {
 	assertRc 0 "info --shell prints no transport"
 }
 
-testVersionSaysWhetherNcclIsCompiledIn() {
+testVersionAndInfoSayWhetherNcclIsCompiledIn() {
 	run -- --version
 	assertRc 0 "--version"
 	case $out in
 	*"nccl: NCCL "[0-9]*.[0-9]*.[0-9]*", CUDA "[0-9]*"; loaded at run time"* | *"nccl: not compiled in"*) ;;
 	*) fail "--version does not say whether NCCL is compiled in: $out" ;;
 	esac
+	run -- info
+	if [ "$NCCL_BUILT" = 1 ]; then
+		assertContains "$out" "nccl              NCCL "
+		run -- info --json
+		case $out in *'"nccl":"'[0-9]*.[0-9]*.[0-9]*'"}') ;; *) fail "info --json: $out" ;; esac
+	else
+		assertContains "$out" "nccl              not compiled in"
+		run -- info --json
+		assertContains "$out" '"nccl":null}'
+	fi
 }
 
 testForcedNcclWithoutGpuFailsWith125() {
