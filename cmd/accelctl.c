@@ -261,7 +261,7 @@ main(int argc, char **argv)
 #if ACCELCTL_HAVE_NCCL
 		printf("nccl: %s\n", ac_cuda_build_version());
 #else
-		printf("nccl: not compiled in (the NCCL transport and check are left out)\n");
+		printf("nccl: not compiled in (no NCCL transport; check cannot run)\n");
 #endif
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}

@@ -130,12 +130,12 @@ testInitFailureFallsBack() {
 # A node's helper killed and restarted cannot rejoin: NCCL off, the job goes on.
 testRestartedHelperTurnsNcclOff() {
 	fake 2 2 ACCELCTL_TRANSPORT=nccl -- bash -c '
-		accelctl barrier --timeout 10s one || exit
+		accelctl barrier --timeout 30s one || exit
 		if [ $ACCELCTL_RANK = 2 ]; then kill -9 "$(cat "$ACCELCTL_RUNTIME_DIR"/*.pid)"; fi
-		accelctl barrier --timeout 10s one2 || exit
-		accelctl barrier --timeout 10s two; echo "two=$?"
+		accelctl barrier --timeout 30s one2 || exit
+		accelctl barrier --timeout 30s two; echo "two=$?"
 		[ $ACCELCTL_RANK = 0 ] && accelctl status | tail -n 1; true'
-	assertEquals "every rank passes" 4 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertEquals "every rank passes (stderr: $err)" 4 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
 	assertContains "$out" "transport: redis (NCCL off: node 1 joined before (its helper restarted))"
 }
 

@@ -89,6 +89,10 @@ testAutoWithoutGpuTakesRedis() {
 	assertEquals "every rank agrees on --status" 4 "$(printf '%s\n' "$out" | grep -c 'rc=5$')"
 	assertEquals "broadcast across nodes" 4 "$(printf '%s\n' "$out" | grep -c 'v=from0-0$')"
 	assertEquals "no error printed" "" "$(printf '%s\n' "$err" | grep ': accelctl: .*NCCL')"
+	if [ "$NCCL_BUILT" = 0 ]; then
+		assertContains "status names the transport" "$err" "transport: redis"
+		return
+	fi
 	# The nodes agreed through Redis that NCCL is off for the job, and why.
 	local off; off=$(redis_cli --scan --pattern 'accelctl:*:nccl:0:off' | head -n 1)
 	assertNotEquals "an off key" "" "$off"
