@@ -161,6 +161,22 @@ reduce(struct item *it, const void *in)
 		atomic_store(&it->comm->err, ncclInvalidArgument);
 }
 
+/*
+ * Remove this rank's file of collective SEQ - 2: every rank has read it, as
+ * every rank wrote its SEQ - 1 file, which it does only after finishing SEQ - 2.
+ * (A 1 GiB all-reduce would otherwise leave a 1 GiB file per rank and call.)
+ */
+static void
+clean(struct ncclComm *c, long seq)
+{
+	char path[4200];
+
+	if (seq < 2)
+		return;
+	snprintf(path, sizeof(path), "%s/s%ld.r%d", c->dir, seq - 2, c->rank);
+	unlink(path);
+}
+
 static void
 collective(struct item *it)
 {
@@ -170,8 +186,15 @@ collective(struct item *it)
 
 	if (atomic_load(&c->aborted))
 		return;
+	if (c->nranks == 1) {
+		/* One rank: the reduction and the broadcast are a copy. */
+		memmove(it->dst, it->src, it->n);
+		return;
+	}
+	clean(c, it->seq);
 	if (it->kind == I_BCAST) {
-		snprintf(name, sizeof(name), "s%ld.root", it->seq);
+		/* The root's file, named as its all-reduce file would be. */
+		snprintf(name, sizeof(name), "s%ld.r%d", it->seq, it->root);
 		if (c->rank == it->root && put_file(c->dir, name, it->src, it->n) == -1)
 			atomic_store(&c->err, ncclSystemError);
 		if (c->rank != it->root)

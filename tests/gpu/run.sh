@@ -20,9 +20,12 @@ figures=""
 fig() { figures="$figures$*
 "; echo "  $*"; }
 step() { echo; echo "== $*"; }
-trap 'rm -rf "$work"; redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1' EXIT
+trap 'redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1; rm -rf "$work"' EXIT
 work=$(mktemp -d)
 sock=$work/redis.sock
+# Everything the steps leave in TMPDIR (helpers' launch directories, NCCL's
+# files) goes with the work directory.
+TMPDIR=$work; export TMPDIR
 t0=$(date +%s)
 
 step "what this machine has"
