@@ -13,6 +13,9 @@
 #include "cmd.h"
 #include "config.h"
 #include "proctitle.h"
+#if ACCELCTL_HAVE_NCCL
+#include "ncclso.h"
+#endif
 
 const struct ac_cmd *const ac_commands[] = {
 	&cmd_is_main,
@@ -28,6 +31,7 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_abort,
 	&cmd_status,
 	&cmd_info,
+	&cmd_check,
 	&cmd_launch,
 	&cmd_helper,
 	NULL
@@ -257,6 +261,11 @@ main(int argc, char **argv)
 	if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
 		printf("accelctl %s\n", ACCELCTL_VERSION);
 		printf("features: %s\n", ACCELCTL_FEATURES);
+#if ACCELCTL_HAVE_NCCL
+		printf("nccl: %s\n", ac_cuda_build_version());
+#else
+		printf("nccl: not compiled in (no NCCL transport; check cannot run)\n");
+#endif
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
 	if (strcmp(w, "--list-commands") == 0) {

@@ -1,8 +1,17 @@
 /* info.c: "accelctl info": what was detected, and from which launcher. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
+#include "transport.h"
+#if ACCELCTL_HAVE_NCCL
+#include "ncclso.h"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define NCCL_VERSION_STRING STR(NCCL_MAJOR) "." STR(NCCL_MINOR) "." STR(NCCL_PATCH)
+#endif
 
 static const struct ac_optdef info_opts[] = {
 	{ "json", 0, NULL, "print one JSON object" },
@@ -16,9 +25,52 @@ static const char *const shell_names[AC_NFIELDS] = {
 	"ACCELCTL_LOCAL_WORLD_SIZE", "ACCELCTL_NODE_RANK", "ACCELCTL_NNODES"
 };
 
+/*
+ * The transport the job's cross-node collectives take, as the helper chooses
+ * it (ACCELCTL_TRANSPORT, NCCL compiled in, nodes, a GPU visible), with the
+ * reason in WHY. The helper decides again when it starts, and may fall back
+ * to Redis later: "accelctl status" shows what it uses now. -1: invalid.
+ */
+static int
+transport(const struct ac_topo *t, char *why, size_t len)
+{
+	const char *v = getenv("ACCELCTL_TRANSPORT"), *w;
+	long nnodes = t->v[AC_NNODES] > 0 ? t->v[AC_NNODES] : 1;
+	int setting, gpu = 0, n;
+
+	if (ac_transport_parse(v, &setting, &w) == -1) {
+		ac_warnx("invalid ACCELCTL_TRANSPORT '%.40s': %s", v, w);
+		return -1;
+	}
+	n = snprintf(why, len, "ACCELCTL_TRANSPORT=%s", setting == AC_TSET_NCCL ?
+	    "nccl" : setting == AC_TSET_REDIS ? "redis" : "auto");
+	if (t->v[AC_WORLD] == 1) {
+		snprintf(why + n, len - (size_t)n, ": one process");
+		return AC_T_NONE;
+	}
+#if ACCELCTL_HAVE_NCCL
+	if (setting == AC_TSET_NCCL || (setting == AC_TSET_AUTO && nnodes > 1)) {
+		const struct ac_cuda *cu;
+		char err[512];
+		int dev = ac_cuda_pick_gpu(&cu, err, sizeof(err));
+
+		gpu = dev >= 0;
+		if (gpu)
+			snprintf(why + n, len - (size_t)n, ": NCCL %s, GPU %d",
+			    cu->nccl_release, dev);
+		else
+			snprintf(why + n, len - (size_t)n, ": %s", err);
+	}
+#else
+	if (setting == AC_TSET_NCCL)
+		snprintf(why + n, len - (size_t)n, ": NCCL not compiled in");
+#endif
+	return ac_transport_choose(setting, ACCELCTL_HAVE_NCCL, nnodes, gpu);
+}
+
 /* Job ids hold only [A-Za-z0-9._:@-]: they need no escaping in JSON or sh. */
 static void
-print_json(const struct ac_topo *t)
+print_json(const struct ac_topo *t, int tr)
 {
 	printf("{\"launcher\":\"%s\"", t->launcher);
 	for (int f = 0; f < AC_NFIELDS; f++) {
@@ -27,7 +79,14 @@ print_json(const struct ac_topo *t)
 		else
 			printf(",\"%s\":%ld", ac_field_names[f], t->v[f]);
 	}
-	printf(",\"job_id\":\"%s\"}\n", t->job_id);
+	printf(",\"job_id\":\"%s\",\"transport\":\"%s\",\"nccl\":%s}\n",
+	    t->job_id, ac_transport_name(tr),
+#if ACCELCTL_HAVE_NCCL
+	    "\"" NCCL_VERSION_STRING "\""
+#else
+	    "null"
+#endif
+	    );
 }
 
 static void
@@ -40,7 +99,7 @@ print_shell(const struct ac_topo *t)
 }
 
 static void
-print_text(const struct ac_topo *t)
+print_text(const struct ac_topo *t, int tr, const char *why)
 {
 	printf("%-17s %s\n", "launcher", t->launcher);
 	for (int f = 0; f < AC_NFIELDS; f++) {
@@ -51,23 +110,34 @@ print_text(const struct ac_topo *t)
 			    t->var[f]);
 	}
 	printf("%-17s %s (%s)\n", "job_id", t->job_id, t->job_id_from);
+	printf("%-17s %s (%s)\n", "transport", ac_transport_name(tr), why);
+#if ACCELCTL_HAVE_NCCL
+	printf("%-17s %s\n", "nccl", ac_cuda_build_version());
+#else
+	printf("%-17s not compiled in\n", "nccl");
+#endif
 }
 
 static int
 exec_info(const struct ac_cmd *self, struct ac_args *a)
 {
 	struct ac_topo t;
+	char why[600];
+	int tr = AC_T_NONE;
 
 	if (a->seen[0] && a->seen[1])
 		return ac_usage_error(self, "--json and --shell exclude each other");
 	if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
+	/* --shell sets the launcher's variables only: no transport there. */
+	if (!a->seen[1] && (tr = transport(&t, why, sizeof(why))) == -1)
+		return AC_EXIT_USAGE;
 	if (a->seen[0])
-		print_json(&t);
+		print_json(&t, tr);
 	else if (a->seen[1])
 		print_shell(&t);
 	else
-		print_text(&t);
+		print_text(&t, tr, why);
 	return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : AC_EXIT_OK;
 }
 
@@ -80,8 +150,12 @@ const struct ac_cmd cmd_info = {
 	    "node rank, number of nodes and job id detected for this process, each "
 	    "with the variable it came from. --json prints one object with the keys "
 	    "launcher, rank, world_size, local_rank, local_world_size, node_rank, "
-	    "nnodes and job_id (null where unknown); --shell prints ACCELCTL_*=value "
-	    "lines for eval.",
+	    "nnodes, job_id (null where unknown), transport and nccl (the NCCL "
+	    "version compiled in, or null); --shell prints "
+	    "ACCELCTL_*=value lines for eval. transport is what the helper will "
+	    "carry cross-node collectives over: none (one node), redis, nccl, or "
+	    "unavailable (ACCELCTL_TRANSPORT=nccl without NCCL or a GPU); "
+	    "'accelctl status' shows what it uses now.",
 	.opts = info_opts,
 	.exec = exec_info,
 };

@@ -7,18 +7,31 @@
 #include "config.h"
 #include "duration.h"
 #include "rdvurl.h"
+#include "transport.h"
 
 int
 ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 {
 	const char *rdv = getenv("ACCELCTL_RENDEZVOUS");
+	const char *tr = getenv("ACCELCTL_TRANSPORT"), *why;
+	int setting;
 
 	if (ac_cmd_topo(t) == -1)
 		return AC_EXIT_USAGE;
+	/* Checked by every client, so that a typo is exit 2 on every rank. */
+	if (ac_transport_parse(tr, &setting, &why) == -1) {
+		ac_warnx("invalid ACCELCTL_TRANSPORT '%.40s': %s", tr, why);
+		return AC_EXIT_USAGE;
+	}
 	if (t->v[AC_WORLD] == 1)
 		return 0;
 	if (ac_cmd_need_local(t) == -1)
 		return AC_EXIT_USAGE;
+	if (!node_scope && setting == AC_TSET_NCCL && !ACCELCTL_HAVE_NCCL) {
+		ac_warnx("ACCELCTL_TRANSPORT=nccl, but this accelctl was built "
+		    "without NCCL (see accelctl --version)");
+		return AC_EXIT_FAILED;
+	}
 	if (node_scope || t->v[AC_LSIZE] == t->v[AC_WORLD])
 		return 0;
 	if (t->v[AC_NNODES] < 0) {

@@ -7,8 +7,8 @@
 # "accelctl CMD --help": tests/sh/t_docs.sh fails when they drift apart.
 
 _accelctl_commands='is-main is-local-main on-main on-local-main on-process
-on-local-process print barrier main-first broadcast abort status info launch
-helper'
+on-local-process print barrier main-first broadcast abort status info check
+launch helper'
 _accelctl_helper_actions='run start stop status'
 _accelctl_global_opts='-h --help --version --list-commands'
 
@@ -17,6 +17,7 @@ _accelctl_opts()
 {
 	case $1 in
 	info) echo '--json --shell -h --help' ;;
+	check) echo '--min-busbw --iters --max-size -t --timeout -h --help' ;;
 	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -r --rendezvous -h --help' ;;
 	helper) echo '-r --rendezvous -h --help' ;;
 	# print parses no options: only a lone --help (and a leading --) mean something.

@@ -37,7 +37,7 @@ function __accelctl_child
     complete -C (string join -- ' ' (string escape -- $words[(math $i + 3)..-1]) (commandline -ct))
 end
 
-set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info launch helper
+set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper
 set -l runners on-main on-local-main on-process on-local-process
 
 complete -c accelctl -f
@@ -58,11 +58,12 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a broadcast
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a abort -d 'make every waiting rank, now and later, exit 3'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'show the waits in flight: name, generation, who is missing'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a info -d 'print what was detected, and from which launcher'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a check -d "all-reduce bandwidth test among the nodes' GPUs"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d 'start K processes on each of M simulated nodes'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a helper -d "run, start, stop or look at this node's helper"
 
 # Every subcommand but print (which parses no options) takes -h/--help.
-set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info launch helper
+set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper
 complete -c accelctl -n "__fish_seen_subcommand_from $helped; and not __accelctl_after_dashdash" -s h -l help -d 'show help'
 complete -c accelctl -n "__fish_seen_subcommand_from print; and test (count (commandline -opc)) -eq 2" -l help -d 'show help'
 
@@ -87,6 +88,11 @@ complete -c accelctl -n __accelctl_helper_needs_action -a status -d 'show it; ex
 
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l json -d 'print one JSON object'
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l shell -d 'print ACCELCTL_*=value lines for eval'
+
+complete -c accelctl -n "__fish_seen_subcommand_from check" -l min-busbw -x -d 'exit 1 when the bus bandwidth at the largest size is lower'
+complete -c accelctl -n "__fish_seen_subcommand_from check" -l iters -x -d 'all-reduces timed per size (20)'
+complete -c accelctl -n "__fish_seen_subcommand_from check" -l max-size -x -d 'largest size, 1K to 1G (1G)'
+complete -c accelctl -n "__fish_seen_subcommand_from check" -s t -l timeout -x -d 'give up after DURATION (90s, 30m, 2h); exit 124'
 
 set -l in_launch "__fish_seen_subcommand_from launch; and not __accelctl_after_dashdash"
 complete -c accelctl -n $in_launch -s n -l nproc -x -d 'processes per node (required)'

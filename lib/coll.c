@@ -44,6 +44,7 @@ coll_free(struct ac_coll *c)
 	free(c->arrived);
 	free(c->status);
 	free(c->payload);
+	free(c->xfailed);
 	free(c);
 }
 
@@ -190,7 +191,8 @@ barrier_result(struct ac_job *j, struct ac_coll *c)
 int
 ac_coll_cross(const struct ac_job *j, const struct ac_coll *c)
 {
-	return j->x != NULL && c->scope == AC_SCOPE_JOB && j->nnodes > 1;
+	return j->x != NULL && c->scope == AC_SCOPE_JOB &&
+	    (j->nnodes > 1 || j->xlocal);
 }
 
 /*
@@ -403,7 +405,7 @@ ac_job_abort(struct ac_job *j, long lrank, const char *reason)
 	if ((j->aborted = strdup(text)) == NULL)
 		return;
 	ac_journal_abort(j, lrank, reason);
-	if (j->x != NULL && j->nnodes > 1)
+	if (j->x != NULL && (j->nnodes > 1 || j->xlocal))
 		j->x->abort(j);
 	if (j->aborting != NULL)
 		j->aborting(j);
@@ -486,6 +488,16 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 			    (long long)c->source);
 		return;
 	}
+	if (c->narrived == j->lsize && c->xsent && j->nnodes == 1) {
+		snprintf(buf, len, "all %ld ranks arrived; waiting for the NCCL "
+		    "all-reduce", j->lsize);
+		return;
+	}
+	if (c->narrived == j->lsize && c->xsent && c->xmissing[0] == '\0') {
+		snprintf(buf, len, "all %ld ranks of node %ld arrived; waiting for "
+		    "other nodes (which ones is not known yet)", j->lsize, j->node);
+		return;
+	}
 	if (c->narrived == j->lsize && c->xsent) {
 		/* Name the missing nodes, with their hosts and ranks when known. */
 		n = (size_t)snprintf(buf, len, "all %ld ranks of node %ld arrived; "
@@ -503,8 +515,6 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 			if (*p != '\0' && n < len)
 				n += (size_t)snprintf(buf + n, len - n, ";");
 		}
-		if (c->xmissing[0] == '\0' && n < len)
-			snprintf(buf + n, len - n, " (not known yet)");
 		return;
 	}
 	n = (size_t)snprintf(buf, len, "%ld/%ld arrived; missing:",
@@ -541,6 +551,7 @@ kind_name(const char *key)
 	case 'c': return "broadcast";
 	case 'w': return "wait";
 	case 'm': return "main-first";
+	case 'k': return "check";
 	default: return "?";
 	}
 }

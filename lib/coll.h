@@ -28,6 +28,7 @@ struct ac_coll {
 	long		 since_ms;		/* first arrival, for status */
 	int		 xsent;			/* handed to the cross-node transport */
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
+	char		*xfailed;		/* the transport gave up on it: why */
 };
 
 struct ac_job;
@@ -41,6 +42,8 @@ struct ac_xops {
 	void	(*abort)(struct ac_job *);			/* a local rank aborted */
 	void	(*hello)(struct ac_job *);			/* a rank said who it is */
 	const char *(*node)(long node);				/* "host: ranks 4, 5", or NULL */
+	/* Optional (NULL for Redis): a waiter's deadline passed at C. */
+	void	(*expired)(struct ac_job *, struct ac_coll *);
 };
 
 struct ac_keygen {
@@ -65,6 +68,10 @@ struct ac_job {
 	void		(*aborting)(struct ac_job *);
 	const struct ac_xops *x;		/* set when the job spans nodes */
 	void		(*shaped)(struct ac_job *);	/* the shape became known */
+	/* The transport carries a one-node job too (ACCELCTL_TRANSPORT=nccl). */
+	int		  xlocal;
+	/* The transport cannot complete C: its waiters fail (exit 125) with WHY. */
+	void		(*failed)(struct ac_job *, struct ac_coll *, const char *why);
 };
 
 /* Does collective C span nodes (a job-wide wait of a multi-node job)? */

@@ -33,9 +33,13 @@
 #include "proto.h"
 #include "rdvurl.h"
 #include "rundir.h"
+#include "transport.h"
 #include "config.h"
 #if ACCELCTL_HAVE_HIREDIS
 #include "xredis.h"
+#endif
+#if ACCELCTL_HAVE_NCCL
+#include "xnccl.h"
 #endif
 
 struct conn {
@@ -63,6 +67,7 @@ static struct {
 	long		 idle_ms, idle_since;
 	int		 stop;
 	ino_t		 sock_ino;
+	int		 nccl;		/* xnccl.c carries the collectives */
 } H;
 
 void
@@ -176,17 +181,38 @@ on_abort(struct ac_job *j)
 
 /*
  * A job that spans nodes meets the other nodes through the rendezvous of
- * ACCELCTL_RENDEZVOUS (the password maybe from ACCELCTL_REDIS_PASSWORD_FILE).
- * Started once the job's shape is known.
+ * ACCELCTL_RENDEZVOUS (the password maybe from ACCELCTL_REDIS_PASSWORD_FILE),
+ * and carries its collectives over Redis or NCCL (ACCELCTL_TRANSPORT; NCCL
+ * wraps Redis, which stays its rendezvous and fallback). Forced NCCL carries
+ * a one-node job too, on a one-rank communicator. Started once the job's
+ * shape is known; NCCL itself is loaded at the first cross-node collective.
  */
 static void
 start_transport(struct ac_job *j)
 {
-	const char *url = getenv("ACCELCTL_RENDEZVOUS");
+	const char *url = getenv("ACCELCTL_RENDEZVOUS"), *why;
 	char err[512];
+	int setting;
 
 	(void)j;
-	if (H.job.x != NULL || H.job.nnodes <= 1 || url == NULL || *url == '\0')
+	if (H.job.x != NULL)
+		return;
+	if (ac_transport_parse(getenv("ACCELCTL_TRANSPORT"), &setting, &why) == -1) {
+		ac_helper_log("invalid ACCELCTL_TRANSPORT: %s; using auto", why);
+		setting = AC_TSET_AUTO;
+	}
+	if (H.job.nnodes <= 1) {
+#if ACCELCTL_HAVE_NCCL
+		if (setting == AC_TSET_NCCL && H.job.world > 1) {
+			ac_xnccl_start(&H.job, NULL, setting);
+			H.nccl = 1;
+			ac_helper_log("ACCELCTL_TRANSPORT=nccl: this one-node job's "
+			    "collectives go over NCCL");
+		}
+#endif
+		return;
+	}
+	if (url == NULL || *url == '\0')
 		return;
 #if ACCELCTL_HAVE_HIREDIS
 	struct ac_rdv_url u;
@@ -196,12 +222,35 @@ start_transport(struct ac_job *j)
 		ac_helper_log("%s", err);
 		return;
 	}
-	ac_helper_log("node %ld of %ld meets the others through %s", H.job.node,
-	    H.job.nnodes, u.where);
+#if ACCELCTL_HAVE_NCCL
+	if (setting != AC_TSET_REDIS) {
+		ac_xnccl_start(&H.job, ac_xredis_ops(), setting);
+		H.nccl = 1;
+	}
+#endif
+	ac_helper_log("node %ld of %ld meets the others through %s (transport %s)",
+	    H.job.node, H.job.nnodes, u.where, H.nccl ? (setting == AC_TSET_NCCL ?
+	    "nccl" : "auto: nccl if a GPU is visible, else redis") : "redis");
 #else
 	snprintf(err, sizeof(err), "built without hiredis: cannot use %s", "ACCELCTL_RENDEZVOUS");
 	ac_helper_log("%s", err);
 #endif
+}
+
+/* The transport cannot complete C (forced NCCL unusable, helpers that
+ * disagree): its waiters exit 125 with WHY. */
+static void
+on_failed(struct ac_job *j, struct ac_coll *co, const char *why)
+{
+	(void)j;
+	/* Ranks that arrive later (or are attaching now) fail alike. */
+	if (co->xfailed == NULL)
+		co->xfailed = strdup(why);
+	for (struct conn *c = H.conns; c != NULL; c = c->next)
+		if (c->coll == co) {
+			send_text(c, AC_MSG_FAILED, why);
+			detach(c);
+		}
 }
 
 /* Why a cross-node wait cannot go on, or NULL. */
@@ -314,7 +363,10 @@ on_arrive(struct conn *c, struct ac_rd *r)
 	c->deadline = timeout > 0 ? ac_now_ms() + timeout : -1;
 	c->progress_ms = progress;
 	c->next_progress = ac_now_ms() + progress;
-	if (co->done || co->src == AC_SRC_LOST)
+	if (co->xfailed != NULL) {
+		send_text(c, AC_MSG_FAILED, co->xfailed);
+		detach(c);
+	} else if (co->done || co->src == AC_SRC_LOST)
 		release_one(c);
 }
 
@@ -350,6 +402,17 @@ on_status(struct conn *c)
 	if (text == NULL)
 		return refuse(c, "out of memory");
 	ac_job_status(&H.job, text, 65536);
+	if (H.job.x != NULL) {
+		char t[800];
+		size_t n = strlen(text);
+
+		snprintf(t, sizeof(t), "redis");
+#if ACCELCTL_HAVE_NCCL
+		if (H.nccl)
+			ac_xnccl_describe(t, sizeof(t));
+#endif
+		snprintf(text + n, 65536 - n, "transport: %s\n", t);
+	}
 	send_text(c, AC_MSG_TEXT, text);
 	free(text);
 }
@@ -500,9 +563,16 @@ timers(void)
 	char text[2048];
 
 #if ACCELCTL_HAVE_HIREDIS
-	if (H.job.x != NULL) {
+	if (H.job.x != NULL && H.job.nnodes > 1) {
 		long t = ac_xredis_timer(now);
 		if (t >= 0)
+			next = now + t;
+	}
+#endif
+#if ACCELCTL_HAVE_NCCL
+	if (H.nccl) {
+		long t = ac_xnccl_timer(now);
+		if (t >= 0 && (next < 0 || now + t < next))
 			next = now + t;
 	}
 #endif
@@ -511,6 +581,14 @@ timers(void)
 
 		if (c->coll == NULL)
 			continue;
+		/* A transport that cannot withdraw a collective (NCCL) gives
+		 * up its channel now; that may release C (on one node). */
+		if (c->deadline >= 0 && now >= c->deadline &&
+		    ac_coll_cross(&H.job, c->coll) && H.job.x->expired != NULL) {
+			H.job.x->expired(&H.job, c->coll);
+			if (c->coll == NULL)
+				continue;
+		}
 		/* A rendezvous that is down at the deadline (or refused us for
 		 * good) is accelctl failing, exit 125, not a missing rank. */
 		down = ac_coll_cross(&H.job, c->coll) ? transport_down() : NULL;
@@ -647,7 +725,7 @@ loop(void)
 
 		if (H.stop)
 			break;
-		if (cap < (size_t)H.nconns + 4) {
+		if (cap < (size_t)H.nconns + 8) {
 			cap = (size_t)H.nconns + 64;
 			free(pfd);
 			if ((pfd = calloc(cap, sizeof(*pfd))) == NULL)
@@ -661,10 +739,17 @@ loop(void)
 		size_t xfirst = n;
 		int nx = 0;
 #if ACCELCTL_HAVE_HIREDIS
-		if (H.job.x != NULL)
+		if (H.job.x != NULL && H.job.nnodes > 1)
 			nx = ac_xredis_fds(pfd + n);
 #endif
 		n += (size_t)nx;
+		size_t nfirst = n;
+		int nn = 0;
+#if ACCELCTL_HAVE_NCCL
+		if (H.nccl)
+			nn = ac_xnccl_fds(pfd + n);
+#endif
+		n += (size_t)nn;
 		if (poll(pfd, n, timeout > INT32_MAX ? INT32_MAX : (int)timeout) == -1 &&
 		    errno != EINTR)
 			break;
@@ -673,6 +758,12 @@ loop(void)
 			ac_xredis_events(pfd + xfirst, nx);
 #else
 		(void)xfirst;
+#endif
+#if ACCELCTL_HAVE_NCCL
+		if (nn > 0)
+			ac_xnccl_events(pfd + nfirst, nn);
+#else
+		(void)nfirst;
 #endif
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -742,6 +833,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	H.job.released = on_released;
 	H.job.aborting = on_abort;
 	H.job.shaped = start_transport;
+	H.job.failed = on_failed;
 	if (ac_paths_init(&H.paths, t, 1, err, sizeof(err)) == -1) {
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
@@ -797,6 +889,10 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 out:
 	while (H.conns != NULL)
 		drop_conn(H.conns);
+#if ACCELCTL_HAVE_NCCL
+	if (H.nccl)
+		ac_xnccl_stop();
+#endif
 #if ACCELCTL_HAVE_HIREDIS
 	ac_xredis_stop();
 #endif

@@ -29,6 +29,7 @@
 
 #include "client.h"
 #include "duration.h"
+#include "transport.h"
 #include "xredis.h"
 
 /* Results up to this size travel inside the inbox entry; larger ones are fetched. */
@@ -50,6 +51,11 @@ static struct {
 	char			 prefix[AC_KEY_MAX + 32];
 	long			 ttl;
 	char			**nodes;	/* [nnodes] "host: ranks ..." from Redis */
+	const struct ac_xredis_nccl *nccl;	/* the NCCL transport's hooks */
+	int			 join_pending;	/* join again once connected */
+	int			 quiet;		/* collectives go elsewhere (NCCL) */
+	char			 off_pending[256];	/* NCCL off: tell once connected */
+	char			 join_id[2 * 128 + 1];	/* hex; node 0's only */
 } X;
 
 /* Lua: record this node's arrival (a hash field per node: arriving twice
@@ -92,6 +98,39 @@ static const char publish_lua[] =
 "  redis.call('EXPIRE', KEYS[i], ttl) end\n"
 "return 1\n";
 
+/* Lua: this node joins the NCCL communicator of the job (epoch 0). KEYS:
+ * id, joined, off, inbox 0..n-1. ARGV: node, the id in hex (node 0's only,
+ * else empty), ttl. A node that joined before (its helper was restarted)
+ * cannot rejoin a communicator the others hold: it turns NCCL off for the
+ * job. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the inbox comes
+ * when node 0 posts it) or {'off', why}. */
+static const char join_lua[] =
+"local ttl = tonumber(ARGV[3])\n"
+"local off = redis.call('GET', KEYS[3])\n"
+"if off then return {'off', off} end\n"
+"if redis.call('HSETNX', KEYS[2], ARGV[1], '1') == 0 then\n"
+"  off = 'node ' .. ARGV[1] .. ' joined before (its helper restarted)'\n"
+"  redis.call('SET', KEYS[3], off, 'EX', ttl)\n"
+"  for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], 'N')\n"
+"    redis.call('EXPIRE', KEYS[i], ttl) end\n"
+"  return {'off', off} end\n"
+"redis.call('EXPIRE', KEYS[2], ttl)\n"
+"if ARGV[2] ~= '' and redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ttl) then\n"
+"  for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], 'I')\n"
+"    redis.call('EXPIRE', KEYS[i], ttl) end end\n"
+"local id = redis.call('GET', KEYS[1])\n"
+"if id then return {'id', id} end\n"
+"return {'wait', ''}\n";
+
+/* Lua: NCCL is off for the rest of the job; tell every node. KEYS: off,
+ * inbox 0..n-1. ARGV: why, ttl. The first reason stays. */
+static const char off_lua[] =
+"local ttl = tonumber(ARGV[2])\n"
+"if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ttl) then return 0 end\n"
+"for i = 2, #KEYS do redis.call('RPUSH', KEYS[i], 'N')\n"
+"  redis.call('EXPIRE', KEYS[i], ttl) end\n"
+"return 1\n";
+
 struct req {
 	char	key[AC_KEY_MAX];
 	int64_t	gen;
@@ -103,6 +142,7 @@ static void fetch_nodes(void);
 static void x_hello(struct ac_job *j);
 static const char *x_node(long node);
 static void on_ignore(redisAsyncContext *ac, void *rp, void *priv);
+static void fetch_off(void);
 
 static void
 keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
@@ -175,6 +215,14 @@ maybe_up(void)
 	X.down[0] = '\0';
 	sweep();
 	pop_inbox();
+	if (X.off_pending[0]) {
+		char why[sizeof(X.off_pending)];
+
+		memcpy(why, X.off_pending, sizeof(why));
+		ac_xredis_nccl_off(why);
+	}
+	if (X.join_pending)
+		ac_xredis_nccl_join(X.join_id[0] ? X.join_id : NULL);
 }
 
 static void
@@ -521,7 +569,13 @@ on_inbox(redisAsyncContext *ac, void *rp, void *priv)
 		return;	/* disconnected: sweep() catches up */
 	v = reply->element[1];
 	if (v->type == REDIS_REPLY_STRING) {
-		if (v->len == 1 && v->str[0] == '!') {
+		if (v->len == 1 && v->str[0] == 'I') {
+			if (X.nccl != NULL)
+				ac_xredis_nccl_fetch_id();
+		} else if (v->len == 1 && v->str[0] == 'N') {
+			if (X.nccl != NULL)
+				fetch_off();
+		} else if (v->len == 1 && v->str[0] == '!') {
 			keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
 			redisAsyncCommand(X.cmd, on_get_abort, NULL, "GET %s", abort_key);
 		} else if (sscanf(v->str, "%255s %lld", key, &gen) == 2) {
@@ -550,14 +604,17 @@ pop_inbox(void)
 	redisAsyncCommand(X.blk, on_inbox, NULL, "BLPOP %s 0", inbox);
 }
 
+#define SKIP(c) (X.quiet && ac_xn_carries((c)->op, (c)->key))
+
 /* After a (re)connect: post again everything Redis may have lost. */
 static void
 sweep(void)
 {
 	struct ac_job *j = X.job;
 
+	/* While NCCL carries the collectives, only those it does not carry. */
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(j, c) || c->done)
+		if (!ac_coll_cross(j, c) || c->done || SKIP(c))
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			x_arrive(j, c);
@@ -570,10 +627,10 @@ sweep(void)
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    k->last_done->done)
+		    k->last_done->done && !SKIP(k->last_done))
 			x_publish(j, k->last_done);
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
-		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER)
+		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER && !SKIP(c))
 			x_publish(j, c);
 	if (j->aborted != NULL)
 		x_abort(j);
@@ -653,7 +710,136 @@ x_node(long node)
 }
 
 static const struct ac_xops xops = { x_arrive, x_publish, x_want, x_abort,
-    x_hello, x_node };
+    x_hello, x_node, NULL };
+
+const struct ac_xops *
+ac_xredis_ops(void)
+{
+	return &xops;
+}
+
+void
+ac_xredis_resync(void)
+{
+	if (X.up)
+		sweep();
+}
+
+void
+ac_xredis_nccl_hooks(const struct ac_xredis_nccl *h)
+{
+	X.nccl = h;
+}
+
+static void
+on_join(redisAsyncContext *ac, void *rp, void *priv)
+{
+	redisReply *reply = rp;
+
+	(void)ac;
+	(void)priv;
+	if (reply == NULL)
+		return;		/* disconnected: joined again once up */
+	X.join_pending = 0;
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+	    reply->element[0]->type == REDIS_REPLY_STRING &&
+	    reply->element[1]->type == REDIS_REPLY_STRING) {
+		if (X.nccl != NULL)
+			X.nccl->joined(reply->element[0]->str,
+			    reply->element[1]->str, reply->element[1]->len);
+	} else if (reply->type == REDIS_REPLY_ERROR && X.nccl != NULL)
+		X.nccl->joined("off", reply->str, reply->len);
+}
+
+int
+ac_xredis_nccl_join(const char *idhex)
+{
+	char id[KEY_MAX], joined[KEY_MAX], off[KEY_MAX], node[24], ttl[24];
+	const char *keys[3] = { id, joined, off }, *args[3];
+
+	X.join_pending = 1;
+	snprintf(X.join_id, sizeof(X.join_id), "%s", idhex != NULL ? idhex : "");
+	if (!X.up)
+		return -1;
+	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
+	keyname(joined, sizeof(joined), "nccl:0:joined", NULL, 0);
+	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
+	snprintf(node, sizeof(node), "%ld", X.job->node);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	args[0] = node;
+	args[1] = X.join_id;
+	args[2] = ttl;
+	eval(on_join, NULL, join_lua, 3, keys, 3, args, NULL);
+	return 0;
+}
+
+static void
+on_get_id(redisAsyncContext *ac, void *rp, void *priv)
+{
+	redisReply *reply = rp;
+
+	(void)ac;
+	(void)priv;
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.nccl != NULL)
+		X.nccl->joined("id", reply->str, reply->len);
+}
+
+void
+ac_xredis_nccl_fetch_id(void)
+{
+	char id[KEY_MAX];
+
+	if (!X.up)
+		return;
+	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
+	redisAsyncCommand(X.cmd, on_get_id, NULL, "GET %s", id);
+}
+
+static void
+on_get_off(redisAsyncContext *ac, void *rp, void *priv)
+{
+	redisReply *reply = rp;
+
+	(void)ac;
+	(void)priv;
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.nccl != NULL)
+		X.nccl->joined("off", reply->str, reply->len);
+}
+
+static void
+fetch_off(void)
+{
+	char off[KEY_MAX];
+
+	if (!X.up)
+		return;
+	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
+	redisAsyncCommand(X.cmd, on_get_off, NULL, "GET %s", off);
+}
+
+void
+ac_xredis_quiet(int on)
+{
+	X.quiet = on;
+}
+
+void
+ac_xredis_nccl_off(const char *why)
+{
+	char off[KEY_MAX], ttl[24];
+	const char *keys[1] = { off }, *args[2];
+
+	snprintf(X.off_pending, sizeof(X.off_pending), "%s", why);
+	X.join_pending = 0;
+	if (!X.up)
+		return;
+	X.off_pending[0] = '\0';
+	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	args[0] = why;
+	args[1] = ttl;
+	eval(on_ignore, NULL, off_lua, 1, keys, 2, args, NULL);
+}
 
 int
 ac_xredis_start(struct ac_job *j, const struct ac_rdv_url *u, char *err,

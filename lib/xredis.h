@@ -3,6 +3,7 @@
 #define ACCELCTL_XREDIS_H
 
 #include <poll.h>
+#include <stddef.h>
 
 #include "coll.h"
 #include "rdvurl.h"
@@ -21,5 +22,29 @@ const char *ac_xredis_down(void);
 /* The rendezvous refused us for good (a wrong password): waiters fail now. */
 int  ac_xredis_fatal(void);
 void ac_xredis_stop(void);
+
+/* The Redis steps themselves, for a transport that wraps them (xnccl.c). */
+const struct ac_xops *ac_xredis_ops(void);
+/* ON: another transport carries the collectives; a reconnect re-posts none. */
+void ac_xredis_quiet(int on);
+/* Post again everything in flight and the last results (after a fallback). */
+void ac_xredis_resync(void);
+
+/*
+ * The NCCL transport's use of the rendezvous: JOINED is called with "id"
+ * and the communicator's id in hex, "wait" (node 0 has not posted it yet:
+ * JOINED comes again when it has, through the inbox, without polling), or
+ * "off" and why (NCCL is off for the rest of the job).
+ */
+struct ac_xredis_nccl {
+	void	(*joined)(const char *state, const char *value, size_t len);
+};
+void ac_xredis_nccl_hooks(const struct ac_xredis_nccl *h);
+/* Join epoch 0's communicator; node 0 passes the id it made (hex). Sent
+ * again after a reconnect until answered. 0, or -1 while disconnected. */
+int  ac_xredis_nccl_join(const char *idhex);
+void ac_xredis_nccl_fetch_id(void);
+/* NCCL is off for the job: record WHY and tell every node ('N'). */
+void ac_xredis_nccl_off(const char *why);
 
 #endif

@@ -1,6 +1,7 @@
 #!/bin/sh
 # check.sh: the whole test suite from scratch: install what is missing, build, run ctest,
-# then build with AddressSanitizer and UndefinedBehaviorSanitizer and run it again.
+# then build with AddressSanitizer and UndefinedBehaviorSanitizer and run it again, then
+# build without NCCL and run the tests that differ there.
 # This is README's test command, and .ci/run runs exactly this.
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,3 +16,9 @@ cmake --build build -j "$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELCTL_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ctest --output-on-failure)
+
+# Without NCCL (as on a machine without its headers): the build leaves the
+# transport out and says so, and what depends on it says so too.
+cmake -S . -B build-nonccl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELCTL_WITH_NCCL=OFF
+cmake --build build-nonccl -j "$jobs"
+(cd build-nonccl && ctest --output-on-failure -R '^(c\.|sh\.(transport|info|docs|cli|nccl_fake)$|gpu\.)')

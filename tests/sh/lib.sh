@@ -17,8 +17,18 @@ scratch() { printf '%s\n' "${SHUNIT_TMPDIR:?}"; }
 # run VAR=VALUE... -- ARGS...: run accelctl ARGS in a clean environment with
 # only the given variables, capturing stdout, stderr and the exit code into
 # $out, $err and $rc. Blocking calls are bounded so a bug fails, never hangs.
+#
+# ACCELCTL_TEST_TRANSPORT (set by tests/gpu/suite.sh) runs every call with that
+# ACCELCTL_TRANSPORT, and then hands on what CUDA needs to find the GPU.
 run() {
-	local vars=()
+	local vars=() v
+	if [ -n "${ACCELCTL_TEST_TRANSPORT:-}" ]; then
+		vars+=("ACCELCTL_TRANSPORT=$ACCELCTL_TEST_TRANSPORT")
+		for v in CUDA_VISIBLE_DEVICES LD_LIBRARY_PATH ACCELCTL_HELPER_GPU NCCL_DEBUG \
+		    ACCELCTL_CUDART_LIBRARY ACCELCTL_NCCL_LIBRARY FAKE_CUDA_DEVICES; do
+			[ -n "${!v:-}" ] && vars+=("$v=${!v}")
+		done
+	fi
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
 	shift
 	local d; d=$(scratch)

@@ -1,0 +1,147 @@
+/* ncclso.c: libcudart and libnccl loaded at run time (dlopen), only where NCCL is used.
+ *
+ * The accelctl binary answers rank questions in about the time /bin/true takes;
+ * linking libcudart and libnccl would make every "accelctl is-main" pay for
+ * loading them (and for the CUDA driver's libraries behind them). So the build
+ * compiles against the headers it found and the helper (or "accelctl check")
+ * loads the libraries only when the NCCL transport is actually chosen. The
+ * function types come from the headers (ncclso.h), so a prototype mismatch is
+ * a compile error, not a crash.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclso.h"
+#include "num.h"
+#include "config.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static struct ac_cuda api;
+static int loaded;		/* 1 ok, -1 failed (why below) */
+static char load_err[512];
+
+/* dlopen NAME, else ENV's value, else DIR/NAME (where the build found it). */
+static void *
+open_lib(const char *env, const char *name, const char *dir, char *why,
+    size_t len)
+{
+	const char *over = getenv(env);
+	char path[1024];
+	void *h;
+
+	if (over != NULL && *over != '\0') {
+		if ((h = dlopen(over, RTLD_NOW | RTLD_LOCAL)) == NULL)
+			snprintf(why, len, "cannot load %s=%s: %s", env, over, dlerror());
+		return h;
+	}
+	if ((h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != NULL)
+		return h;
+	snprintf(why, len, "cannot load %s (set %s, or add its directory to "
+	    "LD_LIBRARY_PATH): %s", name, env, dlerror());
+	if (dir[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL)
+			return h;
+	}
+	return NULL;
+}
+
+const struct ac_cuda *
+ac_cuda_load(char *err, size_t errlen)
+{
+	void *cudart, *nccl;
+	const char *missing = NULL;
+
+	if (loaded == 1)
+		return &api;
+	if (loaded == -1) {
+		snprintf(err, errlen, "%s", load_err);
+		return NULL;
+	}
+	loaded = -1;
+	cudart = open_lib("ACCELCTL_CUDART_LIBRARY", "libcudart.so."
+	    STR(ACCELCTL_CUDART_MAJOR), ACCELCTL_CUDART_LIBDIR, load_err,
+	    sizeof(load_err));
+	nccl = cudart == NULL ? NULL : open_lib("ACCELCTL_NCCL_LIBRARY",
+	    "libnccl.so." STR(NCCL_MAJOR), ACCELCTL_NCCL_LIBDIR, load_err,
+	    sizeof(load_err));
+	if (cudart == NULL || nccl == NULL) {
+		snprintf(err, errlen, "%s", load_err);
+		return NULL;
+	}
+	/* dlsym returns void *; the field has the header's type. */
+#define AC_LOOK(lib, name)						\
+	if (missing == NULL && (*(void **)&api.name = dlsym(lib, #name)) == NULL) \
+		missing = #name;
+#define AC_LOOK_CUDART(name) AC_LOOK(cudart, name)
+#define AC_LOOK_NCCL(name) AC_LOOK(nccl, name)
+	AC_CUDART_SYMS(AC_LOOK_CUDART)
+	AC_NCCL_SYMS(AC_LOOK_NCCL)
+	if (missing != NULL) {
+		snprintf(load_err, sizeof(load_err), "the CUDA or NCCL library "
+		    "loaded lacks %s (too old?)", missing);
+		snprintf(err, errlen, "%s", load_err);
+		return NULL;
+	}
+	if (api.ncclGetVersion(&api.nccl_version) != ncclSuccess)
+		api.nccl_version = 0;
+	/* NCCL_VERSION(X,Y,Z) is X*10000 + Y*100 + Z since 2.9. */
+	snprintf(api.nccl_release, sizeof(api.nccl_release), "%d.%d.%d",
+	    api.nccl_version / 10000, api.nccl_version / 100 % 100,
+	    api.nccl_version % 100);
+	if (api.cudaRuntimeGetVersion(&api.cudart_version) != cudaSuccess)
+		api.cudart_version = 0;
+	loaded = 1;
+	return &api;
+}
+
+int
+ac_cuda_pick_gpu(const struct ac_cuda **out, char *err, size_t errlen)
+{
+	const struct ac_cuda *a = ac_cuda_load(err, errlen);
+	const char *want = getenv("ACCELCTL_HELPER_GPU"), *why;
+	cudaError_t ce;
+	int n = 0;
+	long dev = 0;
+
+	*out = a;
+	if (a == NULL)
+		return -1;
+	if (want != NULL && *want != '\0' &&
+	    ac_parse_uint(want, 1 << 20, &dev, &why) == -1) {
+		snprintf(err, errlen, "invalid ACCELCTL_HELPER_GPU '%.40s': %s",
+		    want, why);
+		return -2;
+	}
+	if ((ce = a->cudaGetDeviceCount(&n)) != cudaSuccess) {
+		snprintf(err, errlen, "no GPU visible: cudaGetDeviceCount: %s",
+		    a->cudaGetErrorString(ce));
+		return -1;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "no GPU visible (CUDA_VISIBLE_DEVICES?)");
+		return -1;
+	}
+	if (dev >= n) {
+		snprintf(err, errlen, "invalid ACCELCTL_HELPER_GPU '%ld': %d GPU%s "
+		    "visible (0-%d)", dev, n, n == 1 ? "" : "s", n - 1);
+		return -2;
+	}
+	if ((ce = a->cudaSetDevice((int)dev)) != cudaSuccess) {
+		snprintf(err, errlen, "cudaSetDevice(%ld): %s", dev,
+		    a->cudaGetErrorString(ce));
+		return -1;
+	}
+	return (int)dev;
+}
+
+const char *
+ac_cuda_build_version(void)
+{
+	return "NCCL " STR(NCCL_MAJOR) "." STR(NCCL_MINOR) "." STR(NCCL_PATCH)
+	    ", CUDA " STR(ACCELCTL_CUDART_MAJOR) "; loaded at run time";
+}
