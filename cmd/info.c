@@ -52,7 +52,7 @@ transport(const struct ac_topo *t, char *why, size_t len)
 	if (setting == AC_TSET_NCCL || (setting == AC_TSET_AUTO && nnodes > 1)) {
 		const struct ac_cuda *cu;
 		char err[512];
-		int dev = ac_cuda_pick_gpu(&cu, err, sizeof(err));
+		int dev = ac_cuda_pick_gpu(&cu, 0, err, sizeof(err));
 
 		gpu = dev >= 0;
 		if (gpu)

@@ -100,7 +100,7 @@ ac_cuda_load(char *err, size_t errlen)
 }
 
 int
-ac_cuda_pick_gpu(const struct ac_cuda **out, char *err, size_t errlen)
+ac_cuda_pick_gpu(const struct ac_cuda **out, int set, char *err, size_t errlen)
 {
 	const struct ac_cuda *a = ac_cuda_load(err, errlen);
 	const char *want = getenv("ACCELCTL_HELPER_GPU"), *why;
@@ -131,7 +131,8 @@ ac_cuda_pick_gpu(const struct ac_cuda **out, char *err, size_t errlen)
 		    "visible (0-%d)", dev, n, n == 1 ? "" : "s", n - 1);
 		return -2;
 	}
-	if ((ce = a->cudaSetDevice((int)dev)) != cudaSuccess) {
+	/* Only counting (accelctl info) creates no context. */
+	if (set && (ce = a->cudaSetDevice((int)dev)) != cudaSuccess) {
 		snprintf(err, errlen, "cudaSetDevice(%ld): %s", dev,
 		    a->cudaGetErrorString(ce));
 		return -1;

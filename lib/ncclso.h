@@ -49,11 +49,13 @@ const struct ac_cuda *ac_cuda_load(char *err, size_t errlen);
 
 /*
  * The GPU to use: ACCELCTL_HELPER_GPU, else the first visible device. Loads
- * the libraries and counts the devices; returns the device index, or -1 with
+ * the libraries and counts the devices; with SET makes it current
+ * (cudaSetDevice: a context, seconds); returns the device index, or -1 with
  * why in ERR ("no GPU visible: ..."); -2 when ACCELCTL_HELPER_GPU is malformed
  * or out of range (a usage error).
  */
-int ac_cuda_pick_gpu(const struct ac_cuda **api, char *err, size_t errlen);
+int ac_cuda_pick_gpu(const struct ac_cuda **api, int set, char *err,
+    size_t errlen);
 
 /* "NCCL 2.28.9 (headers; libraries loaded at run time), CUDA 13.0". */
 const char *ac_cuda_build_version(void);

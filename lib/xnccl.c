@@ -454,7 +454,7 @@ begin(void)
 	if (N.state != S_IDLE)
 		return;
 	N.started = ac_now_ms();
-	if ((dev = ac_cuda_pick_gpu(&N.cu, err, sizeof(err))) < 0) {
+	if ((dev = ac_cuda_pick_gpu(&N.cu, 1, err, sizeof(err))) < 0) {
 		unusable(err);
 		return;
 	}

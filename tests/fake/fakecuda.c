@@ -15,6 +15,15 @@
  *
  *   FAKE_CUDA_DEVICES=N     devices visible (default 1; 0: none)
  *   FAKE_NCCL_FAIL_INIT=1   the init fails as with two ranks on one GPU
+ *   FAKE_NCCL_DELAY_MS=N    each collective takes N ms more (deadlines)
+ *   FAKE_CUDA_OLD_DRIVER=1  cudaGetDeviceCount: the driver is too old
+ *
+ * Two properties of the real thing that accelctl has been bitten by are
+ * modelled: CUDA is unusable in a child forked after the parent initialised
+ * it (every call there fails with cudaErrorInitializationError), and events
+ * time device work only: each stream keeps a clock that advances by the time
+ * its items took, and a one-rank all-reduce in place does nothing (as NCCL's
+ * does), so it takes no time at all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +68,7 @@ struct CUstream_st {
 	struct item		*head, **tail;
 	int			 busy;
 	pthread_t		 th;
+	double			 clock;		/* ms of device work done */
 };
 
 struct CUevent_st {
@@ -92,6 +102,18 @@ nap(void)
 	struct timespec ts = { 0, 300000 };
 
 	nanosleep(&ts, NULL);
+}
+
+/* The process that initialised "CUDA"; 0 before. A child forked after that
+ * inherits the value and cannot use CUDA, as with the real driver. */
+static pid_t inited;
+
+static int
+forked(void)
+{
+	if (inited == 0)
+		inited = getpid();
+	return inited != getpid();
 }
 
 /* Write N bytes of P as DIR/NAME, whole or not at all. */
@@ -184,11 +206,20 @@ collective(struct item *it)
 	char name[64];
 	void *mine, *theirs;
 
+	const char *delay = getenv("FAKE_NCCL_DELAY_MS");
+
 	if (atomic_load(&c->aborted))
 		return;
+	if (delay != NULL && atoi(delay) > 0) {
+		struct timespec ts = { atoi(delay) / 1000, atoi(delay) % 1000 * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	if (c->nranks == 1) {
-		/* One rank: the reduction and the broadcast are a copy. */
-		memmove(it->dst, it->src, it->n);
+		/* One rank: the reduction and the broadcast are a copy, and
+		 * in place nothing at all (NCCL launches no work for it). */
+		if (it->dst != it->src)
+			memmove(it->dst, it->src, it->n);
 		return;
 	}
 	clean(c, it->seq);
@@ -232,6 +263,7 @@ worker(void *p)
 
 	for (;;) {
 		struct item *it;
+		double t0;
 
 		pthread_mutex_lock(&s->mu);
 		while (s->head == NULL)
@@ -242,13 +274,19 @@ worker(void *p)
 			s->tail = &s->head;
 		s->busy = 1;
 		pthread_mutex_unlock(&s->mu);
+		t0 = now_ms();
 		switch (it->kind) {
 		case I_COPY: memcpy(it->dst, it->src, it->n); break;
 		case I_SET: memset(it->dst, it->value, it->n); break;
 		case I_ALLREDUCE: case I_BCAST: collective(it); break;
-		case I_HOSTFN: it->fn(it->arg); break;
-		case I_EVENT: it->ev->ms = now_ms(); atomic_store(&it->ev->done, 1); break;
+		case I_HOSTFN: it->fn(it->arg); t0 = now_ms(); break;
+		case I_EVENT: it->ev->ms = s->clock; atomic_store(&it->ev->done, 1); break;
 		}
+		/* A one-rank all-reduce in place returns at once: its 0 ms too. */
+		if (it->kind != I_EVENT && !(it->kind == I_ALLREDUCE &&
+		    it->comm->nranks == 1 && it->dst == it->src &&
+		    getenv("FAKE_NCCL_DELAY_MS") == NULL))
+			s->clock += now_ms() - t0;
 		free(it);
 		pthread_mutex_lock(&s->mu);
 		s->busy = 0;
@@ -289,7 +327,11 @@ const char *
 cudaGetErrorString(cudaError_t error)
 {
 	return error == cudaSuccess ? "no error" : error == cudaErrorNoDevice ?
-	    "no CUDA-capable device is detected (fake)" : "fake CUDA error";
+	    "no CUDA-capable device is detected (fake)" :
+	    error == cudaErrorInitializationError ? "initialization error (fake: "
+	    "CUDA was initialised before this process was forked)" :
+	    error == cudaErrorInsufficientDriver ? "CUDA driver version is "
+	    "insufficient for CUDA runtime version (fake)" : "fake CUDA error";
 }
 
 cudaError_t
@@ -297,6 +339,10 @@ cudaGetDeviceCount(int *count)
 {
 	const char *n = getenv("FAKE_CUDA_DEVICES");
 
+	if (forked())
+		return cudaErrorInitializationError;
+	if (getenv("FAKE_CUDA_OLD_DRIVER") != NULL)
+		return cudaErrorInsufficientDriver;
 	*count = n != NULL ? atoi(n) : 1;
 	return *count > 0 ? cudaSuccess : cudaErrorNoDevice;
 }
@@ -304,9 +350,11 @@ cudaGetDeviceCount(int *count)
 cudaError_t
 cudaSetDevice(int device)
 {
-	int n;
+	int n = 0;
+	cudaError_t ce;
 
-	cudaGetDeviceCount(&n);
+	if ((ce = cudaGetDeviceCount(&n)) == cudaErrorInitializationError)
+		return ce;
 	return device >= 0 && device < n ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
@@ -330,6 +378,10 @@ cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 	struct CUstream_st *s = calloc(1, sizeof(*s));
 
 	(void)flags;
+	if (forked()) {
+		free(s);
+		return cudaErrorInitializationError;
+	}
 	if (s == NULL)
 		return cudaErrorMemoryAllocation;
 	pthread_mutex_init(&s->mu, NULL);
@@ -373,6 +425,8 @@ cudaStreamDestroy(cudaStream_t s)
 cudaError_t
 cudaMalloc(void **devPtr, size_t size)
 {
+	if (forked())
+		return cudaErrorInitializationError;
 	return (*devPtr = calloc(1, size ? size : 1)) ? cudaSuccess :
 	    cudaErrorMemoryAllocation;
 }
@@ -507,6 +561,9 @@ ncclGetUniqueId(ncclUniqueId *uniqueId)
 	const char *tmp = getenv("TMPDIR");
 	char dir[NCCL_UNIQUE_ID_BYTES];
 
+	/* NCCL initialises CUDA here too. */
+	if (forked())
+		return ncclUnhandledCudaError;
 	snprintf(dir, sizeof(dir), "%s/fakenccl.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (strlen(dir) + sizeof(ID_MAGIC) > NCCL_UNIQUE_ID_BYTES || mkdtemp(dir) == NULL)
 		return ncclSystemError;

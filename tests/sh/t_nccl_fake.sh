@@ -162,7 +162,8 @@ testNoDevice() {
 testCheck() {
 	run $FAKE -- check --max-size 1M --iters 3
 	assertRc 0 "check, one process"
-	assertContains "$out" "all-reduce (sum, float, in place) among 1 node helper GPU, GPU 0 here"
+	assertContains "$out" "all-reduce (sum, float, out of place) of a 1-rank communicator on GPU 0"
+	assertContains "$out" "a device-to-device copy, no transport"
 	assertEquals "1K to 1M: 6 rows" 6 "$(printf '%s\n' "$out" | grep -cE '^ +[0-9]+ (KiB|MiB) ')"
 	assertContains "$out" "       1 MiB"
 	run $FAKE -- check --max-size 16K --iters 2 --min-busbw 1000000
@@ -178,6 +179,36 @@ testCheck() {
 	fake 2 1 FAKE_CUDA_DEVICES=0 -- bash -c 'accelctl check; echo "rc=$?"'
 	assertEquals "no GPU: every rank exits 2" 2 "$(printf '%s\n' "$out" | grep -c 'rc=2$')"
 	assertContains "$err" "accelctl: check: no GPU visible"
+}
+
+# NCCL's one-rank all-reduce in place does nothing (the fake's too): timed,
+# it took 0 ms, and --min-busbw failed a healthy GPU. One rank times a copy.
+testCheckOneRankTimesSomething() {
+	run $FAKE -- check --max-size 64K --iters 3 --min-busbw 0.000001
+	assertRc 0 "one rank, --min-busbw 0.000001"
+	assertNotContains "$out" " 0.00 "
+}
+
+# check is the first client on each node, so it starts the helper: fork()ed
+# after CUDA was initialised, that helper could not use CUDA (the fake fails
+# as the real driver does) and forced NCCL failed the barriers with 125.
+testCheckStartsHelperBeforeCuda() {
+	fake 2 1 ACCELCTL_TRANSPORT=nccl -- bash -c 'accelctl check --max-size 4K --iters 1 --timeout 30s; echo "rc=$?"
+		accelctl barrier --timeout 30s after; echo "b=$?"
+		accelctl status | tail -n 1'
+	assertEquals "check: every rank exits 0" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertEquals "a barrier over NCCL after it" 2 "$(printf '%s\n' "$out" | grep -c 'b=0$')"
+	assertContains "$out" "transport: nccl (a communicator of 2 node helpers"
+	assertNotContains "$err" "initialization error"
+}
+
+# A deadline passed is 124 (DESIGN §3), in check as everywhere.
+testCheckTimeout() {
+	run $FAKE FAKE_NCCL_DELAY_MS=300 -- check --max-size 4K --iters 10 --timeout 1s
+	assertRc 124 "one process, past --timeout"
+	assertContains "$err" "deadline passed"
+	fake 2 1 FAKE_NCCL_DELAY_MS=300 -- bash -c 'accelctl check --max-size 4K --iters 10 --timeout 2s; echo "rc=$?"'
+	assertEquals "2 nodes: every rank exits 124" 2 "$(printf '%s\n' "$out" | grep -c 'rc=124$')"
 }
 
 load_shunit2
