@@ -298,13 +298,13 @@ print_table(const struct ac_cuda *cu, int dev, int nranks, long iters,
 {
 	if (nranks == 1)
 		printf("all-reduce (sum, float, out of place) of a 1-rank "
-		    "communicator on GPU %d, NCCL %s, %ld iterations a size: "
+		    "communicator on GPU %d, NCCL %s, %s, %ld iterations a size: "
 		    "a device-to-device copy, no transport\n", dev,
-		    cu->nccl_release, iters);
+		    cu->nccl_release, cu->cudart_name, iters);
 	else
 		printf("all-reduce (sum, float, in place) among %d node helper "
-		    "GPUs, GPU %d here, NCCL %s, %ld iterations a size\n",
-		    nranks, dev, cu->nccl_release, iters);
+		    "GPUs, GPU %d here, NCCL %s, %s, %ld iterations a size\n",
+		    nranks, dev, cu->nccl_release, cu->cudart_name, iters);
 	printf("%12s %12s %14s %14s\n", "size", "time (us)", "algbw (GB/s)",
 	    "busbw (GB/s)");
 	for (int i = 0; i < nrows; i++) {

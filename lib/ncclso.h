@@ -36,14 +36,17 @@ struct ac_cuda {
 	int	nccl_version;	/* 22809 for 2.28.9 */
 	char	nccl_release[16];	/* "2.28.9" */
 	int	cudart_version;	/* 13000 for 13.0 */
+	char	cudart_name[256];	/* "libcudart.so.12": the one loaded */
 };
 
 /*
  * Load both libraries (once per process) and look up every symbol. Returns
- * the table, or NULL with why in ERR ("cannot load libnccl.so.2: ..."). The
- * sonames match the headers' major versions; ACCELCTL_CUDART_LIBRARY and
+ * the table, or NULL with why in ERR ("cannot load libnccl.so.2: ..."). NCCL's
+ * soname matches the headers' major; the CUDA runtime's is tried for the
+ * headers' CUDA major, then 13, 12 and 14 (the symbols used are the same),
+ * skipping one the driver is too old for; ACCELCTL_CUDART_LIBRARY and
  * ACCELCTL_NCCL_LIBRARY override them, and the directory where the build
- * found the library is tried last.
+ * found the library is tried after each soname.
  */
 const struct ac_cuda *ac_cuda_load(char *err, size_t errlen);
 

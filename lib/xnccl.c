@@ -244,13 +244,66 @@ local_done(struct ac_coll *c)
 		deliver(c->key, c->gen, c->result, c->failed, NULL, 0);
 }
 
+/* The pipe's write end for notify(); -1 once it is closing. notify() runs
+ * on a CUDA thread, so it reads this, never N.pipe, which the loop changes. */
+static atomic_int notify_fd = -1;
+
 static void
 notify(void *p)
 {
+	int fd = atomic_load_explicit(&notify_fd, memory_order_acquire);
+
 	(void)p;
 	/* A CUDA thread: no CUDA calls here; count, and wake the loop. */
 	atomic_fetch_add_explicit(&fired, 1, memory_order_release);
-	(void)!write(N.pipe[1], "x", 1);
+	if (fd >= 0)
+		(void)!write(fd, "x", 1);
+}
+
+/*
+ * Everything NCCL had, after the communicator is aborted: the abort makes
+ * NCCL's kernels exit, so synchronising the stream is bounded, and once it
+ * returns no notify() is pending that could write into a closed (or reused)
+ * descriptor, and no copy still targets the buffers. Where the stream cannot
+ * be synchronised (a sticky CUDA error) the stream, buffers and pipe are left
+ * as they are: a few bytes and two descriptors, rather than a write into
+ * whatever reuses the descriptor.
+ */
+static void
+release(void)
+{
+	int idle = 1;
+
+	if (N.comm != NULL)
+		N.cu->ncclCommAbort(N.comm);
+	N.comm = NULL;
+	atomic_store_explicit(&notify_fd, -1, memory_order_release);
+	if (N.cu != NULL && N.stream != NULL) {
+		if ((idle = N.cu->cudaStreamSynchronize(N.stream) == cudaSuccess)) {
+			N.cu->cudaStreamDestroy(N.stream);
+			N.stream = NULL;
+		}
+	}
+	if (!idle)
+		return;
+	if (N.cu != NULL) {
+		if (N.hbuf != NULL)
+			N.cu->cudaFreeHost(N.hbuf);
+		if (N.dbuf != NULL)
+			N.cu->cudaFree(N.dbuf);
+		if (N.hpay != NULL)
+			N.cu->cudaFreeHost(N.hpay);
+		if (N.dpay != NULL)
+			N.cu->cudaFree(N.dpay);
+	}
+	N.hbuf = N.dbuf = NULL;
+	N.hpay = N.dpay = NULL;
+	N.paycap = 0;
+	if (N.pipe[0] >= 0) {
+		close(N.pipe[0]);
+		close(N.pipe[1]);
+	}
+	N.pipe[0] = N.pipe[1] = -1;
 }
 
 /* Forced (ACCELCTL_TRANSPORT=nccl) and unusable: cross-node waits fail (125). */
@@ -287,10 +340,7 @@ unavailable_elsewhere(const char *why)
 	char text[600];
 
 	snprintf(text, sizeof(text), "on another node: %s", why + strlen(UNAVAILABLE));
-	if (N.comm != NULL) {
-		N.cu->ncclCommAbort(N.comm);
-		N.comm = NULL;
-	}
+	release();
 	unusable(text);
 }
 
@@ -307,10 +357,7 @@ go_off(const char *why, int tell)
 
 	if (N.state == S_OFF || N.state == S_FAILED)
 		return;
-	if (N.comm != NULL) {
-		N.cu->ncclCommAbort(N.comm);
-		N.comm = NULL;
-	}
+	release();
 	if (N.state != S_IDLE)
 		ac_helper_log("NCCL off (%s): the rest of the job goes over %s",
 		    why, N.base != NULL ? "Redis" : "this node's helper alone");
@@ -465,6 +512,7 @@ begin(void)
 		go_off(err, 1);
 		return;
 	}
+	atomic_store_explicit(&notify_fd, N.pipe[1], memory_order_release);
 	if ((ce = N.cu->cudaStreamCreateWithFlags(&N.stream,
 	    cudaStreamNonBlocking)) != cudaSuccess)
 		return cuda_off("cudaStreamCreateWithFlags", ce);
@@ -479,7 +527,8 @@ begin(void)
 		if ((r = N.cu->ncclGetUniqueId(&id)) != ncclSuccess)
 			return nccl_off("ncclGetUniqueId", r);
 	}
-	ac_helper_log("NCCL %s on GPU %d: %s", N.cu->nccl_release, dev,
+	ac_helper_log("NCCL %s and %s on GPU %d: %s", N.cu->nccl_release,
+	    N.cu->cudart_name, dev,
 	    N.base != NULL ? "joining the other nodes' helpers" :
 	    "a one-rank communicator (ACCELCTL_TRANSPORT=nccl on one node)");
 	if (N.base == NULL) {
@@ -927,14 +976,7 @@ ac_xnccl_describe(char *buf, size_t len)
 void
 ac_xnccl_stop(void)
 {
-	if (N.comm != NULL)
-		N.cu->ncclCommAbort(N.comm);
-	N.comm = NULL;
+	release();
 	while (N.head != NULL)
 		pop();
-	if (N.pipe[0] >= 0) {
-		close(N.pipe[0]);
-		close(N.pipe[1]);
-	}
-	N.pipe[0] = N.pipe[1] = -1;
 }

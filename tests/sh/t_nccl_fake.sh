@@ -202,6 +202,17 @@ testCheckStartsHelperBeforeCuda() {
 	assertNotContains "$err" "initialization error"
 }
 
+# A CUDA runtime newer than the driver: said so, not "no GPU".
+testOldDriver() {
+	run $FAKE FAKE_CUDA_OLD_DRIVER=1 -- check --max-size 4K
+	assertRc 2 "check, driver too old"
+	# Where no driver is installed at all, "no GPU visible" is the truth.
+	case $err in
+	*"the NVIDIA driver is too old for $FAKE_CUDA"* | *"no GPU visible"*) ;;
+	*) fail "unexpected message: $err" ;;
+	esac
+}
+
 # A deadline passed is 124 (DESIGN §3), in check as everywhere.
 testCheckTimeout() {
 	run $FAKE FAKE_NCCL_DELAY_MS=300 -- check --max-size 4K --iters 10 --timeout 1s
