@@ -773,15 +773,15 @@ ac_xredis_nccl_join(const char *idhex)
 	return 0;
 }
 
+/* The reply to a GET of the NCCL keys; PRIV names which one ("id", "off"). */
 static void
-on_get_id(redisAsyncContext *ac, void *rp, void *priv)
+on_get_nccl(redisAsyncContext *ac, void *rp, void *priv)
 {
 	redisReply *reply = rp;
 
 	(void)ac;
-	(void)priv;
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.nccl != NULL)
-		X.nccl->joined("id", reply->str, reply->len);
+		X.nccl->joined(priv, reply->str, reply->len);
 }
 
 void
@@ -792,18 +792,7 @@ ac_xredis_nccl_fetch_id(void)
 	if (!X.up)
 		return;
 	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
-	redisAsyncCommand(X.cmd, on_get_id, NULL, "GET %s", id);
-}
-
-static void
-on_get_off(redisAsyncContext *ac, void *rp, void *priv)
-{
-	redisReply *reply = rp;
-
-	(void)ac;
-	(void)priv;
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.nccl != NULL)
-		X.nccl->joined("off", reply->str, reply->len);
+	redisAsyncCommand(X.cmd, on_get_nccl, (void *)"id", "GET %s", id);
 }
 
 static void
@@ -814,7 +803,7 @@ fetch_off(void)
 	if (!X.up)
 		return;
 	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
-	redisAsyncCommand(X.cmd, on_get_off, NULL, "GET %s", off);
+	redisAsyncCommand(X.cmd, on_get_nccl, (void *)"off", "GET %s", off);
 }
 
 void
