@@ -42,6 +42,10 @@ testErrorPaths() {
 	vg -- on-process --help
 	vg SLURM_PROCID=0 SLURM_STEP_ID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NODEID=0 \
 		SLURM_STEP_TASKS_PER_NODE=garbage -- is-local-main
+	# The NCCL paths that run without a GPU: the libraries loaded, no device found.
+	vg -- check
+	vg -- check --min-busbw x
+	vg ACCELCTL_TRANSPORT=bogus ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 -- info
 }
 
 testLaunch() {
