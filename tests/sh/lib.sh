@@ -69,6 +69,19 @@ early_releases() {
 		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }'
 }
 
+# source_dies DIR TIMEOUT: a job script in which rank 0's "on-main --wait" is killed
+# (kill -9) while its CMD runs, and every other rank waits for it with --timeout
+# TIMEOUT and prints "rc=N" (3, if right: the rank they waited for died).
+source_dies() {
+	printf '%s' '
+		if [ $ACCELCTL_RANK = 0 ]; then
+			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$1"'/pid; exec sleep 30" &
+			while [ ! -s '"$1"'/pid ]; do sleep 0.02; done
+			set -- $(cat '"$1"'/pid); kill -9 $1; wait; kill $2; exit 0
+		fi
+		accelctl on-main --wait --timeout '"$2"' -- true; echo "rc=$?"'
+}
+
 # Find shunit2 where Debian puts it, or on PATH.
 load_shunit2() {
 	local s

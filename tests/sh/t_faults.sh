@@ -31,13 +31,7 @@ testKillWaitRank() {
 	for i in $(seq 1 "$REPS"); do
 		d=$(scratch)/kr$i; mkdir -p "$d"
 		t0=$(date +%s%N)
-		run -- launch -n 3 --tag -- bash -c '
-			if [ $ACCELCTL_RANK = 0 ]; then
-				accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
-				while [ ! -s '"$d"'/pid ]; do sleep 0.01; done
-				set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
-			fi
-			accelctl on-main --wait --timeout 20s -- true; echo "rc=$?"'
+		run -- launch -n 3 --tag -- bash -c "$(source_dies "$d" 20s)"
 		t1=$(date +%s%N)
 		assertEquals "round $i: both waiters exit 3" 2 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
 		assertTrue "round $i: at once ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 5000 ]"

@@ -61,13 +61,7 @@ testWaitAndMainFirstAcrossNodes() {
 
 testSourceDiesAcrossNodes() {
 	local d; d=$(scratch)/die; mkdir -p "$d"
-	across 2 2 bash -c '
-		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
-			while [ ! -s '"$d"'/pid ]; do sleep 0.02; done
-			set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
-		fi
-		accelctl on-main --wait --timeout 20s -- true; echo "rc=$?"'
+	across 2 2 bash -c "$(source_dies "$d" 20s)"
 	assertEquals "waiters on both nodes exit 3" 3 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
 }
 

@@ -70,13 +70,7 @@ testWaitRankDies() {
 	local d; d=$(scratch)/die; mkdir -p "$d"
 	local t0 t1
 	t0=$(date +%s)
-	run -- launch -n 3 --tag -- bash -c '
-		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 30" &
-			while [ ! -s '"$d"'/pid ]; do sleep 0.05; done
-			set -- $(cat '"$d"'/pid); kill -9 $1; wait; kill $2; exit 0
-		fi
-		accelctl on-main --wait --timeout 60s -- true; echo "rc=$?"'
+	run -- launch -n 3 --tag -- bash -c "$(source_dies "$d" 60s)"
 	t1=$(date +%s)
 	assertEquals "the waiters exit 3" 2 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
 	assertContains "$err" "rank 0 (node 0) died"
