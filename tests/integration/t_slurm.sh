@@ -85,12 +85,14 @@ testSrunKillOnBadExit() {
 	slurm_env timeout 120 srun -K -N 2 --ntasks-per-node 2 bash -c '
 		eval "$(accelctl info --shell)"
 		if [ "$ACCELCTL_RANK" = 3 ]; then sleep 1; exit 9; fi
-		accelctl barrier --timeout 100s never-reached; echo "survived $?"' >"$d/out" 2>"$d/err"
+		accelctl barrier --timeout 100s never-reached && echo "passed the barrier"' >"$d/out" 2>"$d/err"
 	local rc=$?
 	assertNotEquals "srun -K fails" 0 "$rc"
 	assertNotEquals "srun itself was not timed out" 124 "$rc"
 	assertTrue "killed well before the barrier's deadline ($((SECONDS - t0)) s)" "[ $((SECONDS - t0)) -lt 60 ]"
-	assertNotContains "no rank outlived the kill: $(cat "$d/err")" "$(cat "$d/out")" "survived"
+	# Slurm (proctrack/linuxproc) signals the processes of a task one by one: a shell
+	# may outlive its killed barrier by an instant, but no barrier may pass.
+	assertNotContains "no barrier passed: $(cat "$d/err")" "$(cat "$d/out")" "passed the barrier"
 	assertEquals "no accelctl barrier left" "" "$(pgrep -f 'barrier --timeout 100s never-reached')"
 }
 
