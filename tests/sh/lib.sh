@@ -69,6 +69,19 @@ early_releases() {
 		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }'
 }
 
+# generations DIR GENS TIMEOUT: a job script in which every rank passes barrier "gen"
+# GENS times after random short sleeps, logging "G enter NS" / "G leave NS" to
+# DIR/rRANK for early_releases.
+generations() {
+	printf '%s' '
+		for g in $(seq 0 '"$(($2 - 1))"'); do
+			sleep 0.00$((RANDOM % 10))
+			echo "$g enter $(date +%s%N)" >>'"$1"'/r$ACCELCTL_RANK
+			accelctl barrier --timeout '"$3"' gen || exit
+			echo "$g leave $(date +%s%N)" >>'"$1"'/r$ACCELCTL_RANK
+		done'
+}
+
 # source_dies DIR TIMEOUT: a job script in which rank 0's "on-main --wait" is killed
 # (kill -9) while its CMD runs, and every other rank waits for it with --timeout
 # TIMEOUT and prints "rc=N" (3, if right: the rank they waited for died).

@@ -6,13 +6,7 @@
 # last arrival comes before the first release.
 testGenerationsNeverPassEarly() {
 	local d; d=$(scratch)/gen; mkdir -p "$d"
-	run -- launch -n 8 -- bash -c '
-		for g in $(seq 0 49); do
-			sleep 0.00$((RANDOM % 10))
-			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
-			accelctl barrier --timeout 60s gen || exit
-			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
-		done'
+	run -- launch -n 8 -- bash -c "$(generations "$d" 50 60s)"
 	assertRc 0 "8 x 50 barriers"
 	assertEquals "800 timestamps" 800 "$(cat "$d"/r* | wc -l)"
 	assertEquals "no generation released before its last arrival" "" "$(early_releases "$d"/r*)"

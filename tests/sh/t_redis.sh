@@ -15,13 +15,7 @@ across() {
 
 checkGenerations() {
 	local nodes=$1 d; d=$(scratch)/gen$nodes; mkdir -p "$d"
-	across "$nodes" 2 bash -c '
-		for g in $(seq 0 19); do
-			sleep 0.00$((RANDOM % 10))
-			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
-			accelctl barrier --timeout 30s gen || exit
-			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
-		done'
+	across "$nodes" 2 bash -c "$(generations "$d" 20 30s)"
 	assertRc 0 "$nodes nodes x 2 ranks x 20 barriers"
 	assertEquals "no generation released before its last arrival" "" "$(early_releases "$d"/r*)"
 }
