@@ -335,7 +335,7 @@ exchange_id(const struct ac_topo *t, const char *timeout, int maker,
 	int rc;
 
 	if ((rc = ac_cmd_sync_init(&s, t, timeout, AC_OP_RESULT, AC_SCOPE_JOB,
-	    maker ? AC_ROLE_SOURCE : AC_ROLE_WAIT, "k:check.id", "check", 0)) != 0)
+	    maker ? AC_ROLE_SOURCE : AC_ROLE_WAIT, "K:check.id", "check", 0)) != 0)
 		return rc;
 	if (maker) {
 		if ((rc = ac_sync_source_begin(t, &s)) == 0)

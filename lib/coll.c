@@ -15,6 +15,7 @@
 #include "coll.h"
 #include "duration.h"
 #include "journal.h"
+#include "kind.h"
 
 int
 ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
@@ -244,31 +245,30 @@ ac_job_find(struct ac_job *j, const char *key, int64_t gen)
 
 void
 ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
-    const char *value, size_t len)
+    const struct ac_result *r)
 {
 	struct ac_coll *c = ac_job_find(j, key, gen);
-	const char *nl1, *nl2;
 
-	if (c == NULL || c->done || c->src == AC_SRC_LOST || len == 0)
+	if (c == NULL || c->done || c->src == AC_SRC_LOST)
 		return;
-	if (value[0] == 'L') {
+	if (r->lost) {
 		c->src = AC_SRC_LOST;
 		if (j->released != NULL)
 			j->released(j, c);
 		return;
 	}
-	if (value[0] != 'R' || (nl1 = memchr(value, '\n', len)) == NULL ||
-	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - value))) == NULL)
-		return;
-	c->result = strtoll(value + 2, NULL, 10);
-	snprintf(c->failed, sizeof(c->failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
+	c->result = r->status;
+	/* A transport may hand back C's own text (a one-node NCCL job). */
+	if (r->failed != c->failed)
+		snprintf(c->failed, sizeof(c->failed), "%s", r->failed != NULL ?
+		    r->failed : "");
 	free(c->payload);
 	c->payload = NULL;
-	c->paylen = len - (size_t)(nl2 + 1 - value);
+	c->paylen = r->paylen;
 	if (c->paylen > 0 && (c->payload = malloc(c->paylen)) == NULL)
 		c->paylen = 0;
 	if (c->paylen > 0)
-		memcpy(c->payload, nl2 + 1, c->paylen);
+		memcpy(c->payload, r->payload, c->paylen);
 	c->done = 1;
 	if (j->released != NULL)
 		j->released(j, c);
@@ -543,19 +543,6 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 		buf[n - 1] = '\0';
 }
 
-static const char *
-kind_name(const char *key)
-{
-	switch (key[0]) {
-	case 'b': return "barrier";
-	case 'c': return "broadcast";
-	case 'w': return "wait";
-	case 'm': return "main-first";
-	case 'k': return "check";
-	default: return "?";
-	}
-}
-
 void
 ac_job_status(const struct ac_job *j, char *buf, size_t len)
 {
@@ -575,7 +562,8 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 		ac_coll_summary(j, c, sum, sizeof(sum));
 		n += (size_t)snprintf(buf + n, len - n,
 		    "%-10s %-24s generation %-4lld waiting %lds: %s\n",
-		    kind_name(c->key), strchr(c->key, ':') + 1,
+		    ac_kind_of(c->key) != NULL ? ac_kind_of(c->key)->name : "?",
+		    ac_kind_label(c->key),
 		    (long long)c->gen, (now - c->since_ms) / 1000, sum);
 		any = 1;
 	}

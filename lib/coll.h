@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "proto.h"
+#include "xport.h"
 
 enum ac_source_state { AC_SRC_NONE, AC_SRC_RUNNING, AC_SRC_DONE, AC_SRC_LOST };
 
@@ -33,19 +34,6 @@ struct ac_coll {
 
 struct ac_job;
 
-/* The step across nodes (xredis.c); all may be called while disconnected:
- * the transport then catches up when it connects. */
-struct ac_xops {
-	void	(*arrive)(struct ac_job *, struct ac_coll *);	/* local ranks all arrived */
-	void	(*publish)(struct ac_job *, struct ac_coll *);	/* a local source's result */
-	void	(*want)(struct ac_job *, struct ac_coll *);	/* the source may be elsewhere */
-	void	(*abort)(struct ac_job *);			/* a local rank aborted */
-	void	(*hello)(struct ac_job *);			/* a rank said who it is */
-	const char *(*node)(long node);				/* "host: ranks 4, 5", or NULL */
-	/* Optional (NULL for Redis): a waiter's deadline passed at C. */
-	void	(*expired)(struct ac_job *, struct ac_coll *);
-};
-
 struct ac_keygen {
 	struct ac_keygen *next;
 	char		  key[AC_KEY_MAX];
@@ -66,7 +54,7 @@ struct ac_job {
 	size_t		  journal_size;
 	void		(*released)(struct ac_job *, struct ac_coll *);
 	void		(*aborting)(struct ac_job *);
-	const struct ac_xops *x;		/* set when the job spans nodes */
+	const struct ac_xport *x;		/* set when the job spans nodes */
 	void		(*shaped)(struct ac_job *);	/* the shape became known */
 	/* The transport carries a one-node job too (ACCELCTL_TRANSPORT=nccl). */
 	int		  xlocal;
@@ -79,12 +67,11 @@ int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
 /* Find the collective KEY/GEN, in flight or the last one released. */
 struct ac_coll *ac_job_find(struct ac_job *j, const char *key, int64_t gen);
 /*
- * The transport's answer for a cross-node collective: VALUE is "R status\n
- * failed\n" then the payload, or "L" when the source died. Ignored when the
+ * The transport's answer for a cross-node collective. Ignored when the
  * collective is unknown here or done already.
  */
 void ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
-    const char *value, size_t len);
+    const struct ac_result *r);
 /* An abort that came from another node: remembered, not sent back. */
 void ac_job_abort_remote(struct ac_job *j, const char *text);
 

@@ -33,14 +33,9 @@
 #include "proto.h"
 #include "rdvurl.h"
 #include "rundir.h"
+#include "kind.h"
 #include "transport.h"
-#include "config.h"
-#if ACCELCTL_HAVE_HIREDIS
-#include "xredis.h"
-#endif
-#if ACCELCTL_HAVE_NCCL
-#include "xnccl.h"
-#endif
+#include "xport.h"
 
 struct conn {
 	struct conn	*next;
@@ -67,7 +62,8 @@ static struct {
 	long		 idle_ms, idle_since;
 	int		 stop;
 	ino_t		 sock_ino;
-	int		 nccl;		/* xnccl.c carries the collectives */
+	struct ac_runid	 runid;		/* this node's place in the run (xport.h) */
+	char		 runfile[1000];
 } H;
 
 void
@@ -180,61 +176,87 @@ on_abort(struct ac_job *j)
 }
 
 /*
- * A job that spans nodes meets the other nodes through the rendezvous of
- * ACCELCTL_RENDEZVOUS (the password maybe from ACCELCTL_REDIS_PASSWORD_FILE),
- * and carries its collectives over Redis or NCCL (ACCELCTL_TRANSPORT; NCCL
- * wraps Redis, which stays its rendezvous and fallback). Forced NCCL carries
- * a one-node job too, on a one-rank communicator. Started once the job's
- * shape is known; NCCL itself is loaded at the first cross-node collective.
+ * Who this run is (DESIGN-NOTES "Run identity"): a helper that replays a
+ * journal is the same run as the helper it replaces, and keeps its nonce and
+ * run number from the file beside the journal; a helper with an empty journal
+ * is a new lineage: a new nonce, and the rendezvous gives it its run.
+ */
+static void
+save_runid(const struct ac_runid *r)
+{
+	char tmp[1100];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", H.runfile);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return;
+	fprintf(f, "%016llx %ld\n", (unsigned long long)r->nonce, r->run);
+	if (fclose(f) == 0)
+		rename(tmp, H.runfile);
+	else
+		unlink(tmp);
+}
+
+static void
+load_runid(int fresh)
+{
+	unsigned long long nonce = 0;
+	long run = 0;
+	FILE *f;
+
+	snprintf(H.runfile, sizeof(H.runfile), "%s.run", H.paths.state);
+	H.runid.save = save_runid;
+	if (!fresh && (f = fopen(H.runfile, "r")) != NULL) {
+		if (fscanf(f, "%llx %ld", &nonce, &run) != 2 || run < 0)
+			nonce = 0, run = 0;
+		fclose(f);
+	}
+	if (nonce == 0) {
+		/* Random enough to tell lineages apart; not a secret. */
+		FILE *u = fopen("/dev/urandom", "r");
+
+		if (u == NULL || fread(&nonce, sizeof(nonce), 1, u) != 1)
+			nonce = ((unsigned long long)getpid() << 32) ^
+			    (unsigned long long)ac_now_ms();
+		if (u != NULL)
+			fclose(u);
+		nonce |= 1;	/* never 0 */
+		run = 0;
+		unlink(H.runfile);
+	}
+	H.runid.nonce = nonce;
+	H.runid.run = run;
+}
+
+/*
+ * Start the job's cross-node transport (transport.c chooses it from
+ * ACCELCTL_RENDEZVOUS and ACCELCTL_TRANSPORT), once the job's shape is known
+ * and before any arrival is counted.
  */
 static void
 start_transport(struct ac_job *j)
 {
-	const char *url = getenv("ACCELCTL_RENDEZVOUS"), *why;
-	char err[512];
-	int setting;
+	const char *why;
+	char err[600], desc[800];
+	struct ac_xstart s = {
+		.url = getenv("ACCELCTL_RENDEZVOUS"),
+		.password_file = getenv("ACCELCTL_REDIS_PASSWORD_FILE"),
+		.runid = &H.runid,
+	};
 
-	(void)j;
-	if (H.job.x != NULL)
-		return;
-	if (ac_transport_parse(getenv("ACCELCTL_TRANSPORT"), &setting, &why) == -1) {
+	if (ac_transport_parse(getenv("ACCELCTL_TRANSPORT"), &s.setting, &why) == -1) {
 		ac_helper_log("invalid ACCELCTL_TRANSPORT: %s; using auto", why);
-		setting = AC_TSET_AUTO;
+		s.setting = AC_TSET_AUTO;
 	}
-	if (H.job.nnodes <= 1) {
-#if ACCELCTL_HAVE_NCCL
-		if (setting == AC_TSET_NCCL && H.job.world > 1) {
-			ac_xnccl_start(&H.job, NULL, setting);
-			H.nccl = 1;
-			ac_helper_log("ACCELCTL_TRANSPORT=nccl: this one-node job's "
-			    "collectives go over NCCL");
-		}
-#endif
-		return;
-	}
-	if (url == NULL || *url == '\0')
-		return;
-#if ACCELCTL_HAVE_HIREDIS
-	struct ac_rdv_url u;
-
-	if (ac_rdv_parse(url, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), &u, err,
-	    sizeof(err)) == -1 || ac_xredis_start(&H.job, &u, err, sizeof(err)) == -1) {
+	if (ac_transport_open(j, &s, err, sizeof(err)) == -1) {
 		ac_helper_log("%s", err);
 		return;
 	}
-#if ACCELCTL_HAVE_NCCL
-	if (setting != AC_TSET_REDIS) {
-		ac_xnccl_start(&H.job, ac_xredis_ops(), setting);
-		H.nccl = 1;
+	if (j->x != NULL) {
+		j->x->describe(desc, sizeof(desc));
+		ac_helper_log("node %ld of %ld: cross-node transport %s", j->node,
+		    j->nnodes, desc);
 	}
-#endif
-	ac_helper_log("node %ld of %ld meets the others through %s (transport %s)",
-	    H.job.node, H.job.nnodes, u.where, H.nccl ? (setting == AC_TSET_NCCL ?
-	    "nccl" : "auto: nccl if a GPU is visible, else redis") : "redis");
-#else
-	snprintf(err, sizeof(err), "built without hiredis: cannot use %s", "ACCELCTL_RENDEZVOUS");
-	ac_helper_log("%s", err);
-#endif
 }
 
 /* The transport cannot complete C (forced NCCL unusable, helpers that
@@ -253,15 +275,12 @@ on_failed(struct ac_job *j, struct ac_coll *co, const char *why)
 		}
 }
 
-/* Why a cross-node wait cannot go on, or NULL. */
+/* Why a cross-node wait cannot go on, or NULL; *FINAL when waiting cannot help. */
 static const char *
-transport_down(void)
+transport_down(int *final)
 {
-#if ACCELCTL_HAVE_HIREDIS
-	return H.job.x != NULL ? ac_xredis_down() : NULL;
-#else
-	return NULL;
-#endif
+	*final = 0;
+	return H.job.x != NULL ? H.job.x->down(final) : NULL;
 }
 
 static void
@@ -343,8 +362,8 @@ on_arrive(struct conn *c, struct ac_rd *r)
 	status = ac_get_i64(r);
 	timeout = ac_get_i64(r);
 	progress = ac_get_i64(r);
-	if (r->err || (op != AC_OP_BARRIER && op != AC_OP_RESULT) ||
-	    scope > AC_SCOPE_NODE || role > AC_ROLE_SOURCE || key[0] == '\0' ||
+	if (r->err || ac_kind_of(key) == NULL || ac_kind_of(key)->op != op ||
+	    scope > AC_SCOPE_NODE || role > AC_ROLE_SOURCE ||
 	    strchr(key, ' ') != NULL || strchr(key, '\n') != NULL ||
 	    source < 0 || timeout < 0 || progress < 0 || c->coll != NULL)
 		return refuse(c, "malformed ARRIVE");
@@ -403,14 +422,10 @@ on_status(struct conn *c)
 		return refuse(c, "out of memory");
 	ac_job_status(&H.job, text, 65536);
 	if (H.job.x != NULL) {
-		char t[800];
+		char t[1600];
 		size_t n = strlen(text);
 
-		snprintf(t, sizeof(t), "redis");
-#if ACCELCTL_HAVE_NCCL
-		if (H.nccl)
-			ac_xnccl_describe(t, sizeof(t));
-#endif
+		H.job.x->describe(t, sizeof(t));
 		snprintf(text + n, 65536 - n, "transport: %s\n", t);
 	}
 	send_text(c, AC_MSG_TEXT, text);
@@ -562,22 +577,14 @@ timers(void)
 	long now = ac_now_ms(), next = -1;
 	char text[2048];
 
-#if ACCELCTL_HAVE_HIREDIS
-	if (H.job.x != NULL && H.job.nnodes > 1) {
-		long t = ac_xredis_timer(now);
+	if (H.job.x != NULL) {
+		long t = H.job.x->timer(now);
 		if (t >= 0)
 			next = now + t;
 	}
-#endif
-#if ACCELCTL_HAVE_NCCL
-	if (H.nccl) {
-		long t = ac_xnccl_timer(now);
-		if (t >= 0 && (next < 0 || now + t < next))
-			next = now + t;
-	}
-#endif
 	for (struct conn *c = H.conns; c != NULL; c = c->next) {
 		const char *down;
+		int final;
 
 		if (c->coll == NULL)
 			continue;
@@ -591,13 +598,12 @@ timers(void)
 		}
 		/* A rendezvous that is down at the deadline (or refused us for
 		 * good) is accelctl failing, exit 125, not a missing rank. */
-		down = ac_coll_cross(&H.job, c->coll) ? transport_down() : NULL;
-		if (down != NULL && (
-#if ACCELCTL_HAVE_HIREDIS
-		    ac_xredis_fatal() ||
-#endif
-		    (c->deadline >= 0 && now >= c->deadline))) {
-			snprintf(text, sizeof(text), "rendezvous unreachable: %s", down);
+		down = ac_coll_cross(&H.job, c->coll) ? transport_down(&final) :
+		    NULL;
+		if (down != NULL && (final || (c->deadline >= 0 &&
+		    now >= c->deadline))) {
+			snprintf(text, sizeof(text), "rendezvous %s: %s", final ?
+			    "failed" : "unreachable", down);
 			send_text(c, AC_MSG_FAILED, text);
 			detach(c);
 			continue;
@@ -736,35 +742,16 @@ loop(void)
 		for (c = H.conns; c != NULL; c = c->next)
 			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN |
 			    (c->out.len > c->outoff ? POLLOUT : 0) };
+		/* The transport's descriptors last; it says how many. */
 		size_t xfirst = n;
-		int nx = 0;
-#if ACCELCTL_HAVE_HIREDIS
-		if (H.job.x != NULL && H.job.nnodes > 1)
-			nx = ac_xredis_fds(pfd + n);
-#endif
+		int nx = H.job.x != NULL ? H.job.x->fds(pfd + n, (int)(cap - n)) : 0;
+
 		n += (size_t)nx;
-		size_t nfirst = n;
-		int nn = 0;
-#if ACCELCTL_HAVE_NCCL
-		if (H.nccl)
-			nn = ac_xnccl_fds(pfd + n);
-#endif
-		n += (size_t)nn;
 		if (poll(pfd, n, timeout > INT32_MAX ? INT32_MAX : (int)timeout) == -1 &&
 		    errno != EINTR)
 			break;
-#if ACCELCTL_HAVE_HIREDIS
 		if (nx > 0)
-			ac_xredis_events(pfd + xfirst, nx);
-#else
-		(void)xfirst;
-#endif
-#if ACCELCTL_HAVE_NCCL
-		if (nn > 0)
-			ac_xnccl_events(pfd + nfirst, nn);
-#else
-		(void)nfirst;
-#endif
+			H.job.x->events(pfd + xfirst, nx);
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -855,6 +842,11 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	H.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	{
+		struct stat st;
+
+		load_runid(stat(H.paths.state, &st) == -1 || st.st_size == 0);
+	}
 	/* Shape the job now when we know it (a client started us). */
 	if (t->v[AC_WORLD] > 1 && t->v[AC_LSIZE] > 0 &&
 	    ac_job_shape(&H.job, t->v[AC_LSIZE], t->v[AC_WORLD], t->v[AC_NODE],
@@ -889,13 +881,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 out:
 	while (H.conns != NULL)
 		drop_conn(H.conns);
-#if ACCELCTL_HAVE_NCCL
-	if (H.nccl)
-		ac_xnccl_stop();
-#endif
-#if ACCELCTL_HAVE_HIREDIS
-	ac_xredis_stop();
-#endif
+	if (H.job.x != NULL)
+		H.job.x->stop();
 	if (H.lfd >= 0)
 		close(H.lfd);
 	if (H.sfd >= 0)

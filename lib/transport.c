@@ -1,14 +1,62 @@
-/* transport.c: which transport carries a job's cross-node step (ACCELCTL_TRANSPORT),
- * and the pure logic of the NCCL transport's all-reduce header.
+/* transport.c: the table of transports, and the one place where a job's transport is chosen.
  *
- * Kept apart from xnccl.c so that the choice and the header's packing are
- * unit-tested on machines without a GPU (tests/c/test_transport.c).
+ * A row is either a rendezvous (it serves URL schemes of ACCELCTL_RENDEZVOUS:
+ * Redis) or a transport that rides on one (NCCL: the rendezvous posts its
+ * communicator's id and is its fallback). A job of one node needs none, unless
+ * ACCELCTL_TRANSPORT=nccl forces a one-rank communicator. A new transport is
+ * its own file and one row here; the helper's loop never names one.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "coll.h"
+#include "config.h"
+#include "rdvurl.h"
 #include "transport.h"
+#include "xport.h"
+#if ACCELCTL_HAVE_HIREDIS
+#include "xredis.h"
+#endif
+#if ACCELCTL_HAVE_NCCL
+#include "xnccl.h"
+#endif
+
+struct row {
+	const char	*name;
+	/* A rendezvous: the URL schemes it serves, and how it starts. */
+	const char	*const *schemes;
+	const struct ac_xport *(*open)(struct ac_job *, const struct ac_xstart *,
+			    const struct ac_rdv **, char *, size_t);
+	/* A transport that rides on a rendezvous (or alone on one node), when
+	 * ACCELCTL_TRANSPORT is not the rendezvous' own. */
+	const struct ac_xport *(*ride)(struct ac_job *, const struct ac_rdv *, int);
+};
+
+#if ACCELCTL_HAVE_HIREDIS
+static const struct ac_xport *
+open_redis(struct ac_job *j, const struct ac_xstart *s, const struct ac_rdv **rdv,
+    char *err, size_t errlen)
+{
+	struct ac_rdv_url u;
+
+	if (ac_rdv_parse(s->url, s->password_file, &u, err, errlen) == -1)
+		return NULL;
+	return ac_xredis_open(j, &u, s->runid, rdv);
+}
+
+static const char *const redis_schemes[] = { "redis", "unix", NULL };
+#endif
+
+static const struct row rows[] = {
+#if ACCELCTL_HAVE_HIREDIS
+	{ "redis", redis_schemes, open_redis, NULL },
+#endif
+#if ACCELCTL_HAVE_NCCL
+	{ "nccl", NULL, NULL, ac_xnccl_open },
+#endif
+	{ NULL, NULL, NULL, NULL }
+};
 
 int
 ac_transport_parse(const char *s, int *setting, const char **why)
@@ -54,92 +102,81 @@ ac_transport_name(int choice)
 	}
 }
 
-int
-ac_xn_carries(int op, const char *key)
+/*
+ * A transport that could not start: its waiters fail at once (exit 125) with
+ * the reason, rather than a cross-node wait completing on one node.
+ */
+static char failed_why[600];
+
+static int f_fds(struct pollfd *p, int room) { (void)p; (void)room; return 0; }
+static void f_events(const struct pollfd *p, int n) { (void)p; (void)n; }
+static long f_timer(long now) { (void)now; return -1; }
+static void f_describe(char *buf, size_t len) { snprintf(buf, len, "failed (%s)", failed_why); }
+static const char *f_down(int *final) { *final = 1; return failed_why; }
+static void f_stop(void) { }
+static void f_coll(struct ac_job *j, struct ac_coll *c) { (void)j; (void)c; }
+static void f_job(struct ac_job *j) { (void)j; }
+static const char *f_node(long node) { (void)node; return NULL; }
+
+static const struct ac_xport failed = {
+	.name = "failed", .fds = f_fds, .events = f_events, .timer = f_timer,
+	.describe = f_describe, .down = f_down, .stop = f_stop,
+	.arrive = f_coll, .publish = f_coll, .want = f_coll, .abort = f_job,
+	.hello = f_job, .node = f_node, .expired = NULL,
+};
+
+static const struct row *
+rider(void)
 {
-	return op == AC_OP_BARRIER || key[0] == 'c';
+	for (const struct row *r = rows; r->name != NULL; r++)
+		if (r->ride != NULL)
+			return r;
+	return NULL;
 }
 
-uint64_t
-ac_xn_hash(const char *key, int64_t gen)
+static const struct row *
+by_scheme(const char *url)
 {
-	char buf[512];
-	uint64_t h = 14695981039346656037ULL;
-	int n = snprintf(buf, sizeof(buf), "%s\n%lld", key, (long long)gen);
+	const char *sep = strstr(url, "://");
+	size_t n = sep != NULL ? (size_t)(sep - url) : 0;
 
-	for (int i = 0; i < n && i < (int)sizeof(buf) - 1; i++) {
-		h ^= (unsigned char)buf[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-uint64_t
-ac_xn_failkey(int64_t rank, int64_t status)
-{
-	/* Ranks and statuses are below 2^31 (their parsers bound them). */
-	return ((uint64_t)rank << 32) | ((uint64_t)status & 0xffffffffu);
-}
-
-static void
-pack_hash(uint64_t *w, const char *key, int64_t gen)
-{
-	uint64_t h = ac_xn_hash(key, gen);
-
-	memset(w, 0, AC_XN_WORDS * sizeof(*w));
-	w[0] = h;
-	w[1] = ~h;
-}
-
-void
-ac_xn_pack_barrier(uint64_t *w, const char *key, int64_t gen, uint64_t failkey)
-{
-	pack_hash(w, key, gen);
-	w[2] = ~failkey;	/* the max of ~x is ~(the min of x) */
-}
-
-void
-ac_xn_pack_result(uint64_t *w, const char *key, int64_t gen, int state,
-    int64_t status, uint64_t len, long node)
-{
-	pack_hash(w, key, gen);
-	if (state == AC_XN_STATE_NONE)
-		return;		/* zeros: the max keeps the source's words */
-	w[2] = (uint64_t)state;
-	w[3] = (uint64_t)status;
-	w[4] = len;
-	w[5] = (uint64_t)node + 1;
+	for (const struct row *r = rows; r->name != NULL; r++)
+		for (const char *const *s = r->schemes; s != NULL && *s != NULL; s++)
+			if (n > 0 && strlen(*s) == n && strncmp(*s, url, n) == 0)
+				return r;
+	return NULL;
 }
 
 int
-ac_xn_agree(const uint64_t *w, const char *key, int64_t gen)
+ac_transport_open(struct ac_job *j, const struct ac_xstart *s, char *err,
+    size_t errlen)
 {
-	uint64_t h = ac_xn_hash(key, gen);
+	const struct row *r, *ride = rider();
+	const struct ac_rdv *rdv = NULL;
+	const struct ac_xport *x;
 
-	return w[0] == h && w[1] == ~h;
-}
-
-int
-ac_xn_barrier_failed(const uint64_t *w, int64_t *rank, int64_t *status)
-{
-	uint64_t k = ~w[2];
-
-	if (k == UINT64_MAX)
+	if (j->x != NULL)
 		return 0;
-	*rank = (int64_t)(k >> 32);
-	*status = (int64_t)(k & 0xffffffffu);
-	return 1;
-}
-
-int
-ac_xn_result(const uint64_t *w, int *state, int64_t *status, uint64_t *len,
-    long *root)
-{
-	if (w[2] == AC_XN_STATE_NONE || w[2] > AC_XN_STATE_DONE || w[5] == 0)
-		return -1;
-	*state = (int)w[2];
-	*status = (int64_t)w[3];
-	*len = w[4];
-	*root = (long)w[5] - 1;
-	return 0;
+	if (j->nnodes <= 1) {
+		/* Forced NCCL carries a one-node job too: a one-rank communicator. */
+		if (s->setting == AC_TSET_NCCL && j->world > 1 && ride != NULL)
+			j->x = ride->ride(j, NULL, s->setting);
+		return 0;
+	}
+	if (s->url == NULL || *s->url == '\0')
+		snprintf(err, errlen, "this job spans %ld nodes: set "
+		    "ACCELCTL_RENDEZVOUS so that the nodes' helpers can meet",
+		    j->nnodes);
+	else if ((r = by_scheme(s->url)) == NULL)
+		snprintf(err, errlen, "ACCELCTL_RENDEZVOUS='%.40s': no transport "
+		    "for this scheme in this build (see accelctl --version)", s->url);
+	else if ((x = r->open(j, s, &rdv, err, errlen)) != NULL) {
+		if (s->setting != AC_TSET_REDIS && ride != NULL && rdv != NULL)
+			x = ride->ride(j, rdv, s->setting);
+		j->x = x;
+		return 0;
+	}
+	snprintf(failed_why, sizeof(failed_why), "%s", err);
+	j->x = &failed;
+	return -1;
 }

@@ -37,9 +37,11 @@
 #include "client.h"
 #include "duration.h"
 #include "ncclso.h"
+#include "coll.h"
+#include "kind.h"
 #include "transport.h"
 #include "xnccl.h"
-#include "xredis.h"
+#include "xnhdr.h"
 
 enum { S_IDLE, S_JOINING, S_INIT, S_UP, S_OFF, S_FAILED };
 enum { OP_BARRIER, OP_RESULT };
@@ -63,7 +65,8 @@ struct xop {
 
 static struct {
 	struct ac_job		*job;
-	const struct ac_xops	*base;
+	const struct ac_rdv	*rdv;		/* the rendezvous, or NULL (one node) */
+	const struct ac_xport	*base;		/* its collective steps: the fallback */
 	int			 setting, state;
 	char			 why[600];
 	const struct ac_cuda	*cu;
@@ -79,6 +82,7 @@ static struct {
 	long			 since;		/* the present stage began (ms) */
 	long			 started;
 	long			 expect;	/* notify() count that ends the op */
+	int			 nown;		/* descriptors of ours in the last fds() */
 } N = { .pipe = { -1, -1 } };
 
 /* Bumped by notify() on a CUDA thread when the stream reached it: the
@@ -106,8 +110,9 @@ static void go_off(const char *why, int tell);
 static const char *
 kind_word(const char *key)
 {
-	return key[0] == 'b' ? "barrier" : key[0] == 'c' ? "broadcast" :
-	    key[0] == 'w' ? "--wait" : key[0] == 'm' ? "main-first" : "collective";
+	const struct ac_kind *k = ac_kind_of(key);
+
+	return k != NULL ? k->name : "collective";
 }
 
 static struct xop *
@@ -164,23 +169,15 @@ fail_coll(const char *key, int64_t gen, const char *why)
 		N.job->failed(N.job, c, why);
 }
 
-/* The result as coll.c takes it from a transport. */
+/* The result, into coll.c. */
 static void
 deliver(const char *key, int64_t gen, int64_t status, const char *failed,
     const uint8_t *p, size_t n)
 {
-	char head[700];
-	size_t hl = (size_t)snprintf(head, sizeof(head), "R %lld\n%s\n",
-	    (long long)status, failed);
-	char *v = malloc(hl + n + 1);
+	struct ac_result r = { .status = status, .failed = failed,
+	    .payload = p, .paylen = n };
 
-	if (v == NULL)
-		return;
-	memcpy(v, head, hl);
-	if (n > 0)
-		memcpy(v + hl, p, n);
-	ac_job_remote_done(N.job, key, gen, v, hl + n);
-	free(v);
+	ac_job_remote_done(N.job, key, gen, &r);
 }
 
 /* This node's part of barrier C: the lowest failing local rank. */
@@ -325,7 +322,7 @@ unusable(const char *why)
 		char off[600];
 
 		snprintf(off, sizeof(off), "%s%.500s", UNAVAILABLE, why);
-		ac_xredis_nccl_off(off);
+		N.rdv->off(off);
 	}
 	while (N.head != NULL) {
 		fail_coll(N.head->key, N.head->gen, N.why);
@@ -365,11 +362,11 @@ go_off(const char *why, int tell)
 	snprintf(N.why, sizeof(N.why), "%s", why);
 	if (N.base != NULL) {
 		if (tell)
-			ac_xredis_nccl_off(why);
+			N.rdv->off(why);
 		while (N.head != NULL)
 			pop();
-		ac_xredis_quiet(0);
-		ac_xredis_resync();
+		N.rdv->quiet(0);
+		N.rdv->resync();
 		return;
 	}
 	N.job->xlocal = 0;
@@ -486,8 +483,6 @@ joined(const char *state, const char *value, size_t len)
 	start_init(&id);
 }
 
-static const struct ac_xredis_nccl hooks = { joined };
-
 /* The first cross-node collective: load NCCL, pick the GPU, join. */
 static void
 begin(void)
@@ -538,7 +533,7 @@ begin(void)
 	to_hex(hex, &id, sizeof(id));
 	/* Node 0 posts the id (set-if-absent, with a TTL); the others wait
 	 * for it in their inbox. Sent when the rendezvous is up. */
-	ac_xredis_nccl_join(N.job->node == 0 ? hex : NULL);
+	N.rdv->join(N.job->node == 0 ? hex : NULL, joined);
 }
 
 static void
@@ -642,7 +637,7 @@ disagree(const struct xop *o)
 	    "order of collectives: this node is at %s '%s' generation "
 	    "%" PRId64 ", another node at a different one (the job's "
 	    "ranks ran different steps); NCCL is off for the rest of "
-	    "the job", kind_word(o->key), strchr(o->key, ':') + 1, o->gen);
+	    "the job", kind_word(o->key), ac_kind_label(o->key), o->gen);
 	ac_helper_log("%s", why);
 	fail_coll(o->key, o->gen, why);
 }
@@ -675,13 +670,16 @@ header_done(struct xop *o)
 	}
 	if (ac_xn_result(w, &state, &o->status, &o->len, &o->root) == -1) {
 		snprintf(why, sizeof(why), "no node's helper holds the source of "
-		    "%s '%s'", kind_word(o->key), strchr(o->key, ':') + 1);
+		    "%s '%s'", kind_word(o->key), ac_kind_label(o->key));
 		fail_coll(o->key, o->gen, why);
 		pop();
 		return pump();
 	}
-	if (state == AC_XN_STATE_LOST)
-		ac_job_remote_done(N.job, o->key, o->gen, "L", 1);
+	if (state == AC_XN_STATE_LOST) {
+		struct ac_result lost = { .lost = 1 };
+
+		ac_job_remote_done(N.job, o->key, o->gen, &lost);
+	}
 	else if (o->len == 0)
 		deliver(o->key, o->gen, o->status, "", NULL, 0);
 	else if (o->len > AC_PAYLOAD_MAX || o->root < 0 || o->root >= N.job->nnodes)
@@ -787,7 +785,9 @@ x_result(struct ac_job *j, struct ac_coll *c, int publish)
 {
 	struct xop *o;
 
-	if (!ac_xn_carries(c->op, c->key) && N.state != S_FAILED) {
+	const struct ac_kind *k = ac_kind_of(c->key);
+
+	if ((k == NULL || !k->streamed) && N.state != S_FAILED) {
 		if (N.base != NULL)
 			(publish ? N.base->publish : N.base->want)(j, c);
 		return;
@@ -864,71 +864,67 @@ x_expired(struct ac_job *j, struct ac_coll *c)
 	    find_op(c->key, c->gen) != NULL) {
 		snprintf(why, sizeof(why), "a deadline passed at %s '%s' "
 		    "generation %" PRId64 " while it waited in NCCL",
-		    kind_word(c->key), strchr(c->key, ':') + 1, c->gen);
+		    kind_word(c->key), ac_kind_label(c->key), c->gen);
 		go_off(why, 1);
 	}
 }
 
-static const struct ac_xops xops = { x_arrive, x_publish, x_want, x_abort,
-    x_hello, x_node, x_expired };
+/* --- the transport's loop hooks: ours, then the rendezvous' --- */
 
-void
-ac_xnccl_start(struct ac_job *j, const struct ac_xops *base, int setting)
+static int
+x_fds(struct pollfd *pfd, int room)
 {
-	N.job = j;
-	N.base = base;
-	N.setting = setting;
-	N.state = S_IDLE;
-	N.pipe[0] = N.pipe[1] = -1;
-	if (base != NULL) {
-		ac_xredis_nccl_hooks(&hooks);
-		ac_xredis_quiet(1);
-	} else
-		j->xlocal = 1;
-	j->x = &xops;
+	int n = 0;
+
+	if (N.pipe[0] >= 0 && N.state == S_UP && room > 0) {
+		pfd->fd = N.pipe[0];
+		pfd->events = POLLIN;
+		pfd->revents = 0;
+		n = 1;
+	}
+	N.nown = n;
+	if (N.base != NULL)
+		n += N.base->fds(pfd + n, room - n);
+	return n;
 }
 
-int
-ac_xnccl_fds(struct pollfd *pfd)
-{
-	if (N.pipe[0] < 0 || N.state != S_UP)
-		return 0;
-	pfd->fd = N.pipe[0];
-	pfd->events = POLLIN;
-	pfd->revents = 0;
-	return 1;
-}
-
-void
-ac_xnccl_events(const struct pollfd *pfd, int n)
+static void
+x_events(const struct pollfd *pfd, int n)
 {
 	char buf[64];
 
-	if (n < 1 || !(pfd->revents & POLLIN))
-		return;
-	while (read(N.pipe[0], buf, sizeof(buf)) > 0)
-		;
-	progress();
+	if (N.nown > 0 && n > 0 && (pfd->revents & POLLIN)) {
+		while (N.pipe[0] >= 0 && read(N.pipe[0], buf, sizeof(buf)) > 0)
+			;
+		progress();
+	}
+	if (N.base != NULL && n > N.nown)
+		N.base->events(pfd + N.nown, n - N.nown);
 }
 
-long
-ac_xnccl_timer(long now)
+static long
+x_timer(long now)
 {
-	long next = -1, waited = now - N.since;
+	long next = -1, waited = now - N.since, t;
 	struct xop *o;
 
+	if (N.base != NULL)
+		next = N.base->timer(now);
 	progress();
 	o = N.head;
+	t = -1;
 	if (N.state == S_INIT ||
 	    (N.state == S_UP && o != NULL && (o->stage == ST_HDR_ENQ ||
 	    o->stage == ST_PAY_ENQ)))
-		next = waited < 100 ? 1 : 10;
+		t = waited < 100 ? 1 : 10;
 	else if (N.state == S_UP && o != NULL && o->stage != ST_QUEUED)
-		next = 100;	/* completion wakes us through the pipe */
+		t = 100;	/* completion wakes us through the pipe */
+	if (t >= 0 && (next < 0 || t < next))
+		next = t;
 	if (N.base == NULL || (N.state != S_JOINING && N.state != S_INIT &&
 	    N.state != S_UP))
 		return next;
-	/* Barriers that wait long are posted to Redis as well (see SLOW_MS). */
+	/* Barriers that wait long are posted to the rendezvous as well (see SLOW_MS). */
 	for (o = N.head; o != NULL; o = o->next) {
 		long left = o->since + SLOW_MS - now;
 		struct ac_coll *c;
@@ -947,36 +943,86 @@ ac_xnccl_timer(long now)
 	return next;
 }
 
-void
-ac_xnccl_describe(char *buf, size_t len)
+static void
+x_describe(char *buf, size_t len)
 {
+	char base[700] = "none";
+
+	if (N.base != NULL)
+		N.base->describe(base, sizeof(base));
 	switch (N.state) {
 	case S_IDLE:
 		snprintf(buf, len, "nccl%s (not started: the first cross-node "
-		    "collective starts it)", N.setting == AC_TSET_NCCL ? "" : " if a GPU is visible");
+		    "collective starts it); rendezvous %s",
+		    N.setting == AC_TSET_NCCL ? "" : " if a GPU is visible", base);
 		break;
 	case S_JOINING:
 	case S_INIT:
-		snprintf(buf, len, "nccl (starting on GPU %d)", N.dev);
+		snprintf(buf, len, "nccl (starting on GPU %d); rendezvous %s",
+		    N.dev, base);
 		break;
 	case S_UP:
 		snprintf(buf, len, "nccl (a communicator of %ld node helper%s on "
-		    "GPU %d, NCCL %s)", N.job->nnodes, N.job->nnodes == 1 ? "" : "s",
-		    N.dev, N.cu->nccl_release);
+		    "GPU %d, NCCL %s); rendezvous %s", N.job->nnodes,
+		    N.job->nnodes == 1 ? "" : "s", N.dev, N.cu->nccl_release, base);
 		break;
 	case S_OFF:
-		snprintf(buf, len, "%s (NCCL off: %s)", N.base != NULL ? "redis" :
-		    "none", N.why);
+		snprintf(buf, len, "%s (NCCL off: %s)%s%s", N.base != NULL ?
+		    N.base->name : "none", N.why, N.base != NULL ? "; " : "",
+		    N.base != NULL ? base : "");
 		break;
 	default:
 		snprintf(buf, len, "unavailable (%s)", N.why);
 	}
 }
 
-void
-ac_xnccl_stop(void)
+static const char *
+x_down(int *final)
+{
+	*final = 0;
+	return N.base != NULL ? N.base->down(final) : NULL;
+}
+
+/* Abort the communicator (never ncclCommDestroy: it would wait for peers). */
+static void
+x_stop(void)
 {
 	release();
 	while (N.head != NULL)
 		pop();
+	if (N.base != NULL)
+		N.base->stop();
+}
+
+static const struct ac_xport xport = {
+	.name = "nccl",
+	.fds = x_fds,
+	.events = x_events,
+	.timer = x_timer,
+	.describe = x_describe,
+	.down = x_down,
+	.stop = x_stop,
+	.arrive = x_arrive,
+	.publish = x_publish,
+	.want = x_want,
+	.abort = x_abort,
+	.hello = x_hello,
+	.node = x_node,
+	.expired = x_expired,
+};
+
+const struct ac_xport *
+ac_xnccl_open(struct ac_job *j, const struct ac_rdv *rdv, int setting)
+{
+	N.job = j;
+	N.rdv = rdv;
+	N.base = rdv != NULL ? rdv->x : NULL;
+	N.setting = setting;
+	N.state = S_IDLE;
+	N.pipe[0] = N.pipe[1] = -1;
+	if (rdv != NULL)
+		rdv->quiet(1);
+	else
+		j->xlocal = 1;
+	return &xport;
 }

@@ -1,35 +1,36 @@
-/* xredis.c: the cross-node step through a Redis rendezvous, inside the helper's loop.
+/* xredis.c: the Redis transport: collective scripts, inboxes and the run identity over rconn.c.
  *
- * Only node helpers talk to Redis, over two persistent hiredis connections
- * driven by the helper's own poll(2) loop (hiredis' async API with our event
- * hooks): one for commands, one blocked in BLPOP on this node's inbox, so a
- * release wakes us without polling. Per barrier generation each node sends one
- * EVAL (a Lua script: record this node's outcome, and when it is the last
- * node, compute the result and push it into every node's inbox) and pops one
- * inbox entry: a constant number of commands per node, whatever the ranks.
+ * Only node helpers talk to Redis (rconn.c holds the connections). Per
+ * barrier generation each node sends one EVAL (a Lua script: record this
+ * node's outcome, and when it is the last node, compute the result and push it
+ * into every node's inbox) and pops one inbox entry: a constant number of
+ * commands per node, whatever the ranks.
  *
- * Keys: accelctl:{JOB}:KIND:KEY:GEN. The {JOB} hash tag puts a job's keys in
- * one slot, so the scripts are valid on Redis Cluster. Every key has a TTL,
- * and the generation in every key name means none is ever reused. An arrival
- * is a hash field per node (HSET), so a repeated one cannot count twice. After any
- * reconnect (Redis restarted without persistence, or a new helper) the helper
- * posts again what it knows: its arrivals in flight, the results it has seen
- * last, and an abort; nothing passes early, because a result is only written
- * when every node's arrival is in the set.
+ * Keys: accelctl:{JOB}:rRUN:KIND:KEY:GEN. The {JOB} hash tag puts a job's
+ * keys in one slot, so the scripts are valid on Redis Cluster. RUN is the run
+ * this node's helper registered in (the register script below): a second run
+ * under the same job id gets a new number, so it never meets the first run's
+ * state. Every key has a TTL, refreshed while anything waits, and the
+ * generation in every key name means none is ever reused. An arrival is a
+ * hash field per node (HSET), so a repeated one cannot count twice. After any
+ * reconnect (Redis restarted empty, FLUSHALL, a failover, a new helper) the
+ * helper registers again and posts what it knows: its arrivals in flight, the
+ * results it has seen last, and an abort; nothing passes early, because a
+ * result is only written when every node's arrival is in the set.
  */
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
-#include <errno.h>
-#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
+#include "coll.h"
 #include "duration.h"
-#include "transport.h"
+#include "kind.h"
+#include "rconn.h"
 #include "xredis.h"
 
 /* Results up to this size travel inside the inbox entry; larger ones are fetched. */
@@ -37,38 +38,63 @@
 #define KEY_MAX 1024
 
 static struct {
-	struct ac_job		*job;
-	struct ac_rdv_url	 url;
-	redisAsyncContext	*cmd, *blk;
-	int			 want[2][2];	/* [cmd|blk][read|write] */
-	int			 setup_left[2];	/* AUTH/SELECT replies still due */
-	int			 up;		/* both connected */
-	long			 retry_at;
-	int			 attempts;
-	int			 fatal;
-	int			 stopping;	/* closing on purpose: not "down" */
-	char			 down[1024];
-	char			 prefix[AC_KEY_MAX + 32];
-	long			 ttl;
-	char			**nodes;	/* [nnodes] "host: ranks ..." from Redis */
-	const struct ac_xredis_nccl *nccl;	/* the NCCL transport's hooks */
-	int			 join_pending;	/* join again once connected */
-	int			 quiet;		/* collectives go elsewhere (NCCL) */
-	char			 off_pending[256];	/* NCCL off: tell once connected */
-	char			 join_id[2 * 128 + 1];	/* hex; node 0's only */
+	struct ac_job	*job;
+	struct ac_runid	*runid;
+	long		 ttl;		/* s */
+	long		 refresh_ms, next_refresh;
+	char		 base[AC_KEY_MAX + 32];		/* accelctl:{JOB}: */
+	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
+	int		 registered;	/* on this connection */
+	char		**nodes;	/* [nnodes] "host: ranks ..." from Redis */
+	int		 quiet;		/* streamed collectives go elsewhere (NCCL) */
+	void		(*joined)(const char *, const char *, size_t);
+	int		 join_pending;
+	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
+	char		 off_pending[256];
 } X;
+
+/*
+ * Lua: register this node's helper in a run of the job. KEYS: the run
+ * counter. ARGV: the job's key prefix, node, nonce (of this helper's
+ * lineage), the run it knows (0: a fresh helper), ttl. A helper that knows
+ * its run stays in it (Redis may have lost the counter: it is raised again).
+ * A fresh helper joins the newest run unless its node's place there is taken
+ * by another lineage (an earlier run under the same job id): then it starts
+ * the next run. Returns {1, run}, or {0, run} when this node's place in its
+ * own run was taken by another lineage.
+ */
+static const char register_lua[] =
+"local ttl = tonumber(ARGV[5])\n"
+"local known = tonumber(ARGV[4])\n"
+"local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+"local run = known\n"
+"if known > 0 then\n"
+"  if cur < known then redis.call('SET', KEYS[1], known) end\n"
+"else\n"
+"  run = cur\n"
+"  local m = run > 0 and redis.call('HGET', ARGV[1] .. 'r' .. run .. ':members', ARGV[2])\n"
+"  if run == 0 or (m and m ~= ARGV[3]) then run = redis.call('INCR', KEYS[1]) end\n"
+"end\n"
+"redis.call('EXPIRE', KEYS[1], ttl)\n"
+"local members = ARGV[1] .. 'r' .. run .. ':members'\n"
+"local m = redis.call('HGET', members, ARGV[2])\n"
+"if m and m ~= ARGV[3] then return {0, run} end\n"
+"redis.call('HSET', members, ARGV[2], ARGV[3])\n"
+"redis.call('EXPIRE', members, ttl)\n"
+"return {1, run}\n";
 
 /* Lua: record this node's arrival (a hash field per node: arriving twice
  * cannot count twice); if it is the last, write the result and tell every
  * node. KEYS: arrivals, done, inbox 0..n-1. ARGV: node, "rank:status ..." of
  * this node's failures, ttl, nnodes, "KEY GEN". Returns {1, result} or
- * {0, nodes arrived}. */
+ * {0, nodes arrived}. Every call refreshes the TTL: a node that waits for
+ * days keeps its arrival. */
 static const char arrive_lua[] =
 "local ttl = tonumber(ARGV[3])\n"
 "local done = redis.call('GET', KEYS[2])\n"
-"if done then return {1, done} end\n"
-"if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 and\n"
-"   redis.call('HLEN', KEYS[1]) == 1 then redis.call('EXPIRE', KEYS[1], ttl) end\n"
+"if done then redis.call('EXPIRE', KEYS[2], ttl) return {1, done} end\n"
+"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
+"redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local all = redis.call('HGETALL', KEYS[1])\n"
 "if #all / 2 < tonumber(ARGV[4]) then\n"
 "  local nodes = {} for i = 1, #all, 2 do nodes[#nodes + 1] = all[i] end\n"
@@ -98,11 +124,11 @@ static const char publish_lua[] =
 "  redis.call('EXPIRE', KEYS[i], ttl) end\n"
 "return 1\n";
 
-/* Lua: this node joins the NCCL communicator of the job (epoch 0). KEYS:
+/* Lua: this node joins the run's NCCL communicator (epoch 0). KEYS:
  * id, joined, off, inbox 0..n-1. ARGV: node, the id in hex (node 0's only,
  * else empty), ttl. A node that joined before (its helper was restarted)
  * cannot rejoin a communicator the others hold: it turns NCCL off for the
- * job. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the inbox comes
+ * run. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the inbox comes
  * when node 0 posts it) or {'off', why}. */
 static const char join_lua[] =
 "local ttl = tonumber(ARGV[3])\n"
@@ -122,7 +148,7 @@ static const char join_lua[] =
 "if id then return {'id', id} end\n"
 "return {'wait', ''}\n";
 
-/* Lua: NCCL is off for the rest of the job; tell every node. KEYS: off,
+/* Lua: NCCL is off for the rest of the run; tell every node. KEYS: off,
  * inbox 0..n-1. ARGV: why, ttl. The first reason stays. */
 static const char off_lua[] =
 "local ttl = tonumber(ARGV[2])\n"
@@ -137,12 +163,21 @@ struct req {
 };
 
 static void sweep(void);
-static void pop_inbox(void);
 static void fetch_nodes(void);
 static void x_hello(struct ac_job *j);
 static const char *x_node(long node);
-static void on_ignore(redisAsyncContext *ac, void *rp, void *priv);
-static void fetch_off(void);
+static void fetch_nccl(const char *what);
+static void x_off(const char *why);
+static void r_join(const char *idhex,
+    void (*joined)(const char *, const char *, size_t));
+static void on_get_abort(redisReply *reply, void *priv);
+
+/* Registered in the run on the present connections: keys can be named. */
+static int
+ready(void)
+{
+	return X.registered && ac_rconn_up();
+}
 
 static void
 keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
@@ -153,185 +188,60 @@ keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 		snprintf(buf, len, "%s%s:%s:%" PRId64, X.prefix, kind, key, gen);
 }
 
-/* hiredis' event hooks: remember what it wants; the helper's poll asks. */
-#define HOOK(name, i, rw, v)						\
-	static void name(void *p) { (void)p; X.want[i][rw] = v; }
-HOOK(cmd_add_read, 0, 0, 1) HOOK(cmd_del_read, 0, 0, 0)
-HOOK(cmd_add_write, 0, 1, 1) HOOK(cmd_del_write, 0, 1, 0)
-HOOK(blk_add_read, 1, 0, 1) HOOK(blk_del_read, 1, 0, 0)
-HOOK(blk_add_write, 1, 1, 1) HOOK(blk_del_write, 1, 1, 0)
-static void cmd_cleanup(void *p) { (void)p; X.want[0][0] = X.want[0][1] = 0; }
-static void blk_cleanup(void *p) { (void)p; X.want[1][0] = X.want[1][1] = 0; }
-
 static void
-went_down(const char *why)
+inbox_of(char *buf, size_t len, long node)
 {
-	long backoff = 100L << (X.attempts < 5 ? X.attempts : 5);
+	char kind[32];
 
-	if (X.fatal || X.stopping)
-		return;
-	if (X.up || X.down[0] == '\0')
-		ac_helper_log("rendezvous %s: %s", X.url.where, why);
-	snprintf(X.down, sizeof(X.down), "%s: %s", X.url.where, why);
-	X.up = 0;
-	/* Close the other connection too: both come back together. */
-	if (X.cmd != NULL)
-		redisAsyncDisconnect(X.cmd);
-	if (X.blk != NULL)
-		redisAsyncDisconnect(X.blk);
-	X.attempts++;
-	X.retry_at = ac_now_ms() + backoff;
-}
-
-static void
-on_disconnect(const redisAsyncContext *ac, int status)
-{
-	const char *why = ac->errstr[0] ? ac->errstr : "connection closed";
-
-	(void)status;
-	if (ac == X.cmd)
-		X.cmd = NULL;
-	if (ac == X.blk)
-		X.blk = NULL;
-	went_down(why);
+	snprintf(kind, sizeof(kind), "inbox:%ld", node);
+	keyname(buf, len, kind, NULL, 0);
 }
 
 /*
- * Up once both connections are connected and their AUTH and SELECT were
- * answered OK. Nothing else is sent before: a connection whose AUTH failed
- * still runs commands as Redis' default user, and a barrier released through
- * that user would pass a wrong password.
+ * The value of a result as Redis keeps it: "R status\nfailed\n" and the
+ * payload, or "L" when the source died. Into coll.c as a struct.
  */
 static void
-maybe_up(void)
+deliver(const char *key, int64_t gen, const char *v, size_t len)
 {
-	if (X.up || X.fatal || X.cmd == NULL || X.blk == NULL ||
-	    !(X.cmd->c.flags & REDIS_CONNECTED) || !(X.blk->c.flags & REDIS_CONNECTED) ||
-	    X.setup_left[0] > 0 || X.setup_left[1] > 0)
-		return;
-	ac_helper_log("rendezvous %s: connected", X.url.where);
-	X.up = 1;
-	X.attempts = 0;
-	X.down[0] = '\0';
-	sweep();
-	pop_inbox();
-	if (X.off_pending[0]) {
-		char why[sizeof(X.off_pending)];
+	struct ac_result r = { 0 };
+	const char *nl1, *nl2;
+	char failed[512];
 
-		memcpy(why, X.off_pending, sizeof(why));
-		ac_xredis_nccl_off(why);
-	}
-	if (X.join_pending)
-		ac_xredis_nccl_join(X.join_id[0] ? X.join_id : NULL);
-}
-
-static void
-on_connect(const redisAsyncContext *ac, int status)
-{
-	if (status != REDIS_OK) {
-		if (ac == X.cmd)
-			X.cmd = NULL;
-		if (ac == X.blk)
-			X.blk = NULL;
-		went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
+	if (len == 1 && v[0] == 'L') {
+		r.lost = 1;
+		ac_job_remote_done(X.job, key, gen, &r);
 		return;
 	}
-	maybe_up();
-}
-
-/* AUTH and SELECT: a refusal is final (a wrong password does not get better). */
-static void
-on_setup(redisAsyncContext *ac, void *r, void *priv)
-{
-	redisReply *reply = r;
-	int which = priv != NULL;
-
-	(void)ac;
-	if (reply == NULL)
-		return;		/* disconnected: the reconnect sets up again */
-	if (reply->type != REDIS_REPLY_ERROR) {
-		X.setup_left[which]--;
-		maybe_up();
+	if (len < 2 || v[0] != 'R' || (nl1 = memchr(v, '\n', len)) == NULL ||
+	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
 		return;
-	}
-	/* The reply never echoes the password; keep it short anyway. */
-	snprintf(X.down, sizeof(X.down), "%s: refused: %.200s", X.url.where,
-	    reply->str);
-	ac_helper_log("rendezvous %s", X.down);
-	X.fatal = 1;
-	X.up = 0;
-	if (X.cmd != NULL)
-		redisAsyncDisconnect(X.cmd);
-	if (X.blk != NULL)
-		redisAsyncDisconnect(X.blk);
+	r.status = strtoll(v + 2, NULL, 10);
+	snprintf(failed, sizeof(failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
+	r.failed = failed;
+	r.payload = (const uint8_t *)nl2 + 1;
+	r.paylen = len - (size_t)(nl2 + 1 - v);
+	ac_job_remote_done(X.job, key, gen, &r);
 }
 
-static redisAsyncContext *
-dial(int which)
-{
-	redisAsyncContext *ac = X.url.path[0] ? redisAsyncConnectUnix(X.url.path) :
-	    redisAsyncConnect(X.url.host, X.url.port);
-
-	if (ac == NULL)
-		return NULL;
-	if (ac->err) {
-		went_down(ac->errstr);
-		redisAsyncFree(ac);
-		return NULL;
-	}
-	ac->ev.addRead = which ? blk_add_read : cmd_add_read;
-	ac->ev.delRead = which ? blk_del_read : cmd_del_read;
-	ac->ev.addWrite = which ? blk_add_write : cmd_add_write;
-	ac->ev.delWrite = which ? blk_del_write : cmd_del_write;
-	ac->ev.cleanup = which ? blk_cleanup : cmd_cleanup;
-	redisAsyncSetConnectCallback(ac, on_connect);
-	redisAsyncSetDisconnectCallback(ac, on_disconnect);
-	/* Pipelined before anything else on this connection; PRIV tells
-	 * on_setup which connection answers (NULL: commands, else blocking). */
-	void *which_p = which ? (void *)&X : NULL;
-	X.setup_left[which] = 0;
-	if (X.url.password[0] && X.url.user[0]) {
-		X.setup_left[which]++;
-		redisAsyncCommand(ac, on_setup, which_p, "AUTH %s %s", X.url.user,
-		    X.url.password);
-	} else if (X.url.password[0]) {
-		X.setup_left[which]++;
-		redisAsyncCommand(ac, on_setup, which_p, "AUTH %s", X.url.password);
-	}
-	if (X.url.db != 0) {
-		X.setup_left[which]++;
-		redisAsyncCommand(ac, on_setup, which_p, "SELECT %d", X.url.db);
-	}
-	/* hiredis waits for writability to learn the connect's outcome. */
-	X.want[which][1] = 1;
-	return ac;
-}
-
+/* EVAL SCRIPT with KEYS (KEYS0, then every node's inbox when INBOXES) and ARGV. */
 static void
-connect_both(void)
+eval(ac_rconn_cb *cb, void *priv, const char *script, int nkeys0,
+    const char **keys0, int inboxes, int nargs, const char **args,
+    const size_t *arglen)
 {
-	if (X.fatal)
-		return;
-	if (X.cmd == NULL)
-		X.cmd = dial(0);
-	if (X.blk == NULL && X.cmd != NULL)
-		X.blk = dial(1);
-}
-
-/* EVAL SCRIPT with KEYS (result key(s), then every node's inbox) and ARGV. */
-static void
-eval(redisCallbackFn *cb, void *priv, const char *script, int nkeys0,
-    const char **keys0, int nargs, const char **args, const size_t *arglen)
-{
-	long nn = X.job->nnodes;
+	long nn = inboxes ? X.job->nnodes : 0;
 	int argc = 3 + nkeys0 + (int)nn + nargs, i = 0;
 	const char **argv = calloc((size_t)argc, sizeof(*argv));
 	size_t *len = calloc((size_t)argc, sizeof(*len));
-	char (*inbox)[KEY_MAX] = calloc((size_t)nn, KEY_MAX);
+	char (*inbox)[KEY_MAX] = nn > 0 ? calloc((size_t)nn, KEY_MAX) : NULL;
 	char nk[16];
 
-	if (argv == NULL || len == NULL || inbox == NULL)
+	if (argv == NULL || len == NULL || (nn > 0 && inbox == NULL)) {
+		if (cb != NULL)
+			cb(NULL, priv);
 		goto out;
+	}
 	snprintf(nk, sizeof(nk), "%d", nkeys0 + (int)nn);
 	argv[i++] = "EVAL";
 	argv[i++] = script;
@@ -339,21 +249,20 @@ eval(redisCallbackFn *cb, void *priv, const char *script, int nkeys0,
 	for (int k = 0; k < nkeys0; k++)
 		argv[i++] = keys0[k];
 	for (long n = 0; n < nn; n++) {
-		char kind[32];
-
-		snprintf(kind, sizeof(kind), "inbox:%ld", n);
-		keyname(inbox[n], KEY_MAX, kind, NULL, 0);
+		inbox_of(inbox[n], KEY_MAX, n);
 		argv[i++] = inbox[n];
 	}
 	for (int a = 0; a < nargs; a++) {
-		len[i] = arglen != NULL && arglen[a] != (size_t)-1 ? arglen[a] :
-		    strlen(args[a]);
+		if (arglen != NULL && arglen[a] != (size_t)-1)
+			len[i] = arglen[a];
+		else
+			len[i] = strlen(args[a]);
 		argv[i++] = args[a];
 	}
-	for (int k = 0; k < i; k++)
-		if (len[k] == 0 && (k < 3 + nkeys0 + (int)nn))
-			len[k] = strlen(argv[k]);
-	redisAsyncCommandArgv(X.cmd, cb, priv, argc, argv, len);
+	for (int k = 0; k < 3 + nkeys0 + (int)nn; k++)
+		len[k] = strlen(argv[k]);
+	if (ac_rconn_cmd(cb, priv, argc, argv, len) == -1 && cb != NULL)
+		cb(NULL, priv);
 out:
 	free(argv);
 	free(len);
@@ -373,41 +282,51 @@ new_req(const struct ac_coll *c)
 }
 
 static void
-on_arrive(redisAsyncContext *ac, void *rp, void *priv)
+on_ignore(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
+	(void)reply;
+	free(priv);
+}
+
+/* Which nodes are missing, for timeouts and status. */
+static void
+note_missing(struct ac_coll *c, const redisReply *v)
+{
+	size_t n = 0;
+
+	c->xmissing[0] = '\0';
+	for (long node = 0; node < X.job->nnodes; node++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < v->elements; k++)
+			if (v->element[k]->type == REDIS_REPLY_STRING &&
+			    atol(v->element[k]->str) == node)
+				seen = 1;
+		if (seen || n >= sizeof(c->xmissing) - 24)
+			continue;
+		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
+		    "%s%ld", n ? ", " : "", node);
+		if (x_node(node) == NULL)
+			fetch_nodes();
+	}
+}
+
+static void
+on_arrive(redisReply *reply, void *priv)
+{
 	struct req *r = priv;
 	struct ac_coll *c;
 
-	(void)ac;
-	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-	    reply->element[0]->type == REDIS_REPLY_INTEGER) {
+	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 2 && reply->element[0]->type == REDIS_REPLY_INTEGER) {
 		redisReply *v = reply->element[1];
 
 		if (reply->element[0]->integer == 1 && v->type == REDIS_REPLY_STRING)
-			ac_job_remote_done(X.job, r->key, r->gen, v->str, v->len);
+			deliver(r->key, r->gen, v->str, v->len);
 		else if (v->type == REDIS_REPLY_ARRAY &&
-		    (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
-			/* Which nodes are missing, for timeouts and status. */
-			size_t n = 0;
-			c->xmissing[0] = '\0';
-			for (long node = 0; node < X.job->nnodes; node++) {
-				int seen = 0;
-				for (size_t k = 0; k < v->elements; k++)
-					if (v->element[k]->type == REDIS_REPLY_STRING &&
-					    atol(v->element[k]->str) == node)
-						seen = 1;
-				if (!seen && n < sizeof(c->xmissing) - 24) {
-					n += (size_t)snprintf(c->xmissing + n,
-					    sizeof(c->xmissing) - n, "%s%ld",
-					    n ? ", " : "", node);
-					if (x_node(node) == NULL)
-						fetch_nodes();
-				}
-			}
-		}
-	} else if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
-		ac_helper_log("rendezvous %s: %s", X.url.where, reply->str);
+		    (c = ac_job_find(X.job, r->key, r->gen)) != NULL)
+			note_missing(c, v);
+	}
 	free(r);
 }
 
@@ -421,7 +340,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	size_t n = 0;
 	struct req *r;
 
-	if (!X.up || (r = new_req(c)) == NULL)
+	if (!ready() || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected */
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	keyname(done, sizeof(done), "done", c->key, c->gen);
@@ -440,18 +359,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	args[2] = ttl;
 	args[3] = nn;
 	args[4] = note;
-	eval(on_arrive, r, arrive_lua, 2, keys, 5, args, NULL);
-}
-
-static void
-on_ignore(redisAsyncContext *ac, void *rp, void *priv)
-{
-	redisReply *reply = rp;
-
-	(void)ac;
-	if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
-		ac_helper_log("rendezvous %s: %s", X.url.where, reply->str);
-	free(priv);
+	eval(on_arrive, r, arrive_lua, 2, keys, 1, 5, args, NULL);
 }
 
 /* A local source's result (or death): write it and tell every node. */
@@ -463,7 +371,7 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	size_t hlen, vlen, elen, lens[3];
 
 	(void)j;
-	if (!X.up)
+	if (!ready())
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	if (c->src == AC_SRC_LOST)
@@ -496,21 +404,28 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	lens[0] = vlen;
 	lens[1] = (size_t)-1;
 	lens[2] = elen;
-	eval(on_ignore, NULL, publish_lua, 1, keys, 3, args, lens);
+	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, lens);
 	free(value);
 	free(entry);
 }
 
 static void
-on_get_done(redisAsyncContext *ac, void *rp, void *priv)
+on_get_done(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
 	struct req *r = priv;
 
-	(void)ac;
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
-		ac_job_remote_done(X.job, r->key, r->gen, reply->str, reply->len);
+		deliver(r->key, r->gen, reply->str, reply->len);
 	free(r);
+}
+
+static void
+get(ac_rconn_cb *cb, void *priv, const char *key)
+{
+	const char *argv[2] = { "GET", key };
+
+	if (ac_rconn_cmd(cb, priv, 2, argv, NULL) == -1)
+		cb(NULL, priv);
 }
 
 /* A result op whose source may be on another node: has it finished? */
@@ -521,10 +436,10 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	struct req *r;
 
 	(void)j;
-	if (!X.up || (r = new_req(c)) == NULL)
+	if (!ready() || (r = new_req(c)) == NULL)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
-	redisAsyncCommand(X.cmd, on_get_done, r, "GET %s", done);
+	get(on_get_done, r, done);
 }
 
 static void
@@ -533,78 +448,69 @@ x_abort(struct ac_job *j)
 	char key[KEY_MAX], ttl[24];
 	const char *keys[1] = { key }, *args[3];
 
-	if (!X.up)
+	if (!ready())
 		return;
 	keyname(key, sizeof(key), "abort", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	args[0] = j->aborted;
 	args[1] = ttl;
 	args[2] = "!";
-	eval(on_ignore, NULL, publish_lua, 1, keys, 3, args, NULL);
+	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, NULL);
 }
 
 static void
-on_get_abort(redisAsyncContext *ac, void *rp, void *priv)
+on_get_abort(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
-
-	(void)ac;
 	(void)priv;
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
 		ac_job_abort_remote(X.job, reply->str);
 }
 
-/* One entry of our inbox: "!" (abort), or "KEY GEN" with maybe the value. */
+/* One entry of our inbox: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
+ * off), or "KEY GEN" with maybe the value. */
 static void
-on_inbox(redisAsyncContext *ac, void *rp, void *priv)
+on_entry(const char *v, size_t len)
 {
-	redisReply *reply = rp, *v;
-	char key[AC_KEY_MAX], abort_key[KEY_MAX];
+	char key[AC_KEY_MAX], abort_key[KEY_MAX], line[AC_KEY_MAX + 32];
 	long long gen;
 	const char *nl;
 
-	(void)ac;
-	(void)priv;
-	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2)
-		return;	/* disconnected: sweep() catches up */
-	v = reply->element[1];
-	if (v->type == REDIS_REPLY_STRING) {
-		if (v->len == 1 && v->str[0] == 'I') {
-			if (X.nccl != NULL)
-				ac_xredis_nccl_fetch_id();
-		} else if (v->len == 1 && v->str[0] == 'N') {
-			if (X.nccl != NULL)
-				fetch_off();
-		} else if (v->len == 1 && v->str[0] == '!') {
-			keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
-			redisAsyncCommand(X.cmd, on_get_abort, NULL, "GET %s", abort_key);
-		} else if (sscanf(v->str, "%255s %lld", key, &gen) == 2) {
-			struct ac_coll *c = ac_job_find(X.job, key, gen);
-
-			nl = memchr(v->str, '\n', v->len);
-			if (nl != NULL)
-				ac_job_remote_done(X.job, key, gen, nl + 1,
-				    v->len - (size_t)(nl + 1 - v->str));
-			else if (c != NULL && !c->done)
-				x_want(X.job, c);
-		}
-	}
-	pop_inbox();
-}
-
-static void
-pop_inbox(void)
-{
-	char inbox[KEY_MAX], kind[32];
-
-	if (X.blk == NULL)
+	/* Entries may come before this connection's registration is
+	 * answered: the run, and so the keys, are those we knew. */
+	if (X.runid->run == 0)
 		return;
-	snprintf(kind, sizeof(kind), "inbox:%ld", X.job->node);
-	keyname(inbox, sizeof(inbox), kind, NULL, 0);
-	redisAsyncCommand(X.blk, on_inbox, NULL, "BLPOP %s 0", inbox);
+	if (len == 1 && v[0] == 'I')
+		return fetch_nccl("id");
+	if (len == 1 && v[0] == 'N')
+		return fetch_nccl("off");
+	if (len == 1 && v[0] == '!') {
+		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
+		return get(on_get_abort, NULL, abort_key);
+	}
+	nl = memchr(v, '\n', len);
+	snprintf(line, sizeof(line), "%.*s", (int)((nl != NULL ? (size_t)(nl - v) :
+	    len) < sizeof(line) - 1 ? (nl != NULL ? (size_t)(nl - v) : len) :
+	    sizeof(line) - 1), v);
+	if (sscanf(line, "%255s %lld", key, &gen) != 2)
+		return;
+	if (nl != NULL)
+		deliver(key, gen, nl + 1, len - (size_t)(nl + 1 - v));
+	else {
+		struct ac_coll *c = ac_job_find(X.job, key, gen);
+
+		if (c != NULL && !c->done)
+			x_want(X.job, c);
+	}
 }
 
-#define SKIP(c) (X.quiet && ac_xn_carries((c)->op, (c)->key))
+/* Does another transport carry C (NCCL, while it is up)? */
+static int
+elsewhere(const struct ac_coll *c)
+{
+	const struct ac_kind *k = ac_kind_of(c->key);
+
+	return X.quiet && k != NULL && k->streamed;
+}
 
 /* After a (re)connect: post again everything Redis may have lost. */
 static void
@@ -612,9 +518,8 @@ sweep(void)
 {
 	struct ac_job *j = X.job;
 
-	/* While NCCL carries the collectives, only those it does not carry. */
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(j, c) || c->done || SKIP(c))
+		if (!ac_coll_cross(j, c) || c->done || elsewhere(c))
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			x_arrive(j, c);
@@ -627,29 +532,135 @@ sweep(void)
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    k->last_done->done && !SKIP(k->last_done))
+		    k->last_done->done && !elsewhere(k->last_done))
 			x_publish(j, k->last_done);
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
-		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER && !SKIP(c))
+		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER &&
+		    !elsewhere(c))
 			x_publish(j, c);
 	if (j->aborted != NULL)
 		x_abort(j);
+	else {
+		/* An abort whose inbox entry we lost while disconnected. */
+		char key[KEY_MAX];
+
+		keyname(key, sizeof(key), "abort", NULL, 0);
+		get(on_get_abort, NULL, key);
+	}
 	x_hello(j);
 	fetch_nodes();
+}
+
+/* Is anything of this node waiting across nodes (keys to keep alive)? */
+static int
+in_flight(void)
+{
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next)
+		if (ac_coll_cross(X.job, c) && !c->done && c->src != AC_SRC_LOST)
+			return 1;
+	return 0;
+}
+
+static void session(void);
+
+static void
+on_register(redisReply *reply, void *priv)
+{
+	char inbox[KEY_MAX], why[600];
+	long run;
+
+	(void)priv;
+	if (reply == NULL)
+		return;		/* down again: registered at the next connect */
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
+	    reply->element[1]->type != REDIS_REPLY_INTEGER) {
+		ac_rconn_fail("unexpected reply to the run's registration");
+		return;
+	}
+	run = (long)reply->element[1]->integer;
+	if (reply->element[0]->integer == 0) {
+		snprintf(why, sizeof(why), "node %ld's place in run %ld of job %s "
+		    "was taken by another helper (a second run under the same "
+		    "ACCELCTL_JOB_ID?)", X.job->node, run, X.job->id);
+		ac_rconn_fail(why);
+		return;
+	}
+	if (run != X.runid->run) {
+		if (X.runid->run != 0)
+			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
+		X.runid->run = run;
+		if (X.runid->save != NULL)
+			X.runid->save(X.runid);
+	}
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld:", X.base, run);
+	X.registered = 1;
+	ac_rconn_healthy();
+	inbox_of(inbox, sizeof(inbox), X.job->node);
+	ac_rconn_block(inbox);
+	X.next_refresh = ac_now_ms() + X.refresh_ms;
+	sweep();
+	if (X.off_pending[0]) {
+		char off[sizeof(X.off_pending)];
+
+		memcpy(off, X.off_pending, sizeof(off));
+		x_off(off);
+	}
+	if (X.join_pending && X.joined != NULL) {
+		char id[sizeof(X.join_id)];
+
+		memcpy(id, X.join_id, sizeof(id));
+		r_join(id[0] ? id : NULL, X.joined);
+	}
+}
+
+/* Register this helper in its run: at every connect, and to keep the keys
+ * of a long wait alive. The reply posts everything again. */
+static void
+session(void)
+{
+	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24];
+	const char *argv[9];
+
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	snprintf(node, sizeof(node), "%ld", X.job->node);
+	snprintf(nonce, sizeof(nonce), "%016" PRIx64, X.runid->nonce);
+	snprintf(known, sizeof(known), "%ld", X.runid->run);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	argv[0] = "EVAL";
+	argv[1] = register_lua;
+	argv[2] = "1";
+	argv[3] = counter;
+	argv[4] = X.base;
+	argv[5] = node;
+	argv[6] = nonce;
+	argv[7] = known;
+	argv[8] = ttl;
+	ac_rconn_cmd(on_register, NULL, 9, argv, NULL);
+}
+
+/* rconn.c: both connections are up (again). */
+static void
+on_ready(void)
+{
+	X.registered = 0;
+	session();
 }
 
 /* This node's host and ranks, for the other nodes' messages and status. */
 static void
 x_hello(struct ac_job *j)
 {
-	char key[KEY_MAX], host[128], info[4096], ttl[24];
+	char key[KEY_MAX], host[128], info[4096], ttl[24], node[24];
+	const char *hset[4] = { "HSET", key, node, info };
+	const char *expire[3] = { "EXPIRE", key, ttl };
 	size_t n;
 
 	/* Only a whole node: other nodes cache what they read. */
 	for (long l = 0; l < j->lsize; l++)
 		if (j->rank_of[l] < 0)
 			return;
-	if (!X.up)
+	if (!ready())
 		return;
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "?");
@@ -662,17 +673,14 @@ x_hello(struct ac_job *j)
 			    l ? "," : "", (long long)j->rank_of[l]);
 	keyname(key, sizeof(key), "nodes", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	snprintf(host, sizeof(host), "%ld", j->node);
-	redisAsyncCommand(X.cmd, on_ignore, NULL, "HSET %s %s %s", key, host, info);
-	redisAsyncCommand(X.cmd, on_ignore, NULL, "EXPIRE %s %s", key, ttl);
+	snprintf(node, sizeof(node), "%ld", j->node);
+	ac_rconn_cmd(on_ignore, NULL, 4, hset, NULL);
+	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
 }
 
 static void
-on_nodes(redisAsyncContext *ac, void *rp, void *priv)
+on_nodes(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
-
-	(void)ac;
 	(void)priv;
 	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || X.nodes == NULL)
 		return;
@@ -695,11 +703,12 @@ static void
 fetch_nodes(void)
 {
 	char key[KEY_MAX];
+	const char *argv[2] = { "HGETALL", key };
 
-	if (!X.up)
+	if (!ready())
 		return;
 	keyname(key, sizeof(key), "nodes", NULL, 0);
-	redisAsyncCommand(X.cmd, on_nodes, NULL, "HGETALL %s", key);
+	ac_rconn_cmd(on_nodes, NULL, 2, argv, NULL);
 }
 
 static const char *
@@ -709,223 +718,175 @@ x_node(long node)
 	    X.nodes[node] : NULL;
 }
 
-static const struct ac_xops xops = { x_arrive, x_publish, x_want, x_abort,
-    x_hello, x_node, NULL };
-
-const struct ac_xops *
-ac_xredis_ops(void)
-{
-	return &xops;
-}
-
-void
-ac_xredis_resync(void)
-{
-	if (X.up)
-		sweep();
-}
-
-void
-ac_xredis_nccl_hooks(const struct ac_xredis_nccl *h)
-{
-	X.nccl = h;
-}
+/* --- what a transport riding on this rendezvous (NCCL) asks of it --- */
 
 static void
-on_join(redisAsyncContext *ac, void *rp, void *priv)
+on_join(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
-
-	(void)ac;
 	(void)priv;
 	if (reply == NULL)
-		return;		/* disconnected: joined again once up */
+		return;		/* down: joined again once registered */
 	X.join_pending = 0;
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
 	    reply->element[0]->type == REDIS_REPLY_STRING &&
-	    reply->element[1]->type == REDIS_REPLY_STRING) {
-		if (X.nccl != NULL)
-			X.nccl->joined(reply->element[0]->str,
-			    reply->element[1]->str, reply->element[1]->len);
-	} else if (reply->type == REDIS_REPLY_ERROR && X.nccl != NULL)
-		X.nccl->joined("off", reply->str, reply->len);
+	    reply->element[1]->type == REDIS_REPLY_STRING && X.joined != NULL)
+		X.joined(reply->element[0]->str, reply->element[1]->str,
+		    reply->element[1]->len);
 }
 
-int
-ac_xredis_nccl_join(const char *idhex)
+static void
+r_join(const char *idhex, void (*joined)(const char *, const char *, size_t))
 {
-	char id[KEY_MAX], joined[KEY_MAX], off[KEY_MAX], node[24], ttl[24];
-	const char *keys[3] = { id, joined, off }, *args[3];
+	char id[KEY_MAX], jn[KEY_MAX], off[KEY_MAX], node[24], ttl[24];
+	const char *keys[3] = { id, jn, off }, *args[3];
 
+	X.joined = joined;
 	X.join_pending = 1;
 	snprintf(X.join_id, sizeof(X.join_id), "%s", idhex != NULL ? idhex : "");
-	if (!X.up)
-		return -1;
+	if (!ready())
+		return;
 	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
-	keyname(joined, sizeof(joined), "nccl:0:joined", NULL, 0);
+	keyname(jn, sizeof(jn), "nccl:0:joined", NULL, 0);
 	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	args[0] = node;
 	args[1] = X.join_id;
 	args[2] = ttl;
-	eval(on_join, NULL, join_lua, 3, keys, 3, args, NULL);
-	return 0;
+	eval(on_join, NULL, join_lua, 3, keys, 1, 3, args, NULL);
 }
 
-/* The reply to a GET of the NCCL keys; PRIV names which one ("id", "off"). */
+/* The reply to a GET of an NCCL key; PRIV names which one ("id", "off"). */
 static void
-on_get_nccl(redisAsyncContext *ac, void *rp, void *priv)
+on_get_nccl(redisReply *reply, void *priv)
 {
-	redisReply *reply = rp;
-
-	(void)ac;
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.nccl != NULL)
-		X.nccl->joined(priv, reply->str, reply->len);
-}
-
-void
-ac_xredis_nccl_fetch_id(void)
-{
-	char id[KEY_MAX];
-
-	if (!X.up)
-		return;
-	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
-	redisAsyncCommand(X.cmd, on_get_nccl, (void *)"id", "GET %s", id);
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.joined != NULL)
+		X.joined(priv, reply->str, reply->len);
 }
 
 static void
-fetch_off(void)
+fetch_nccl(const char *what)
 {
-	char off[KEY_MAX];
+	char key[KEY_MAX], kind[32];
 
-	if (!X.up)
+	if (!ready() || X.joined == NULL)
 		return;
-	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
-	redisAsyncCommand(X.cmd, on_get_nccl, (void *)"off", "GET %s", off);
+	snprintf(kind, sizeof(kind), "nccl:0:%s", what);
+	keyname(key, sizeof(key), kind, NULL, 0);
+	get(on_get_nccl, (void *)what, key);
 }
 
-void
-ac_xredis_quiet(int on)
-{
-	X.quiet = on;
-}
-
-void
-ac_xredis_nccl_off(const char *why)
+static void
+x_off(const char *why)
 {
 	char off[KEY_MAX], ttl[24];
 	const char *keys[1] = { off }, *args[2];
 
 	snprintf(X.off_pending, sizeof(X.off_pending), "%s", why);
 	X.join_pending = 0;
-	if (!X.up)
+	if (!ready())
 		return;
 	X.off_pending[0] = '\0';
 	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	args[0] = why;
 	args[1] = ttl;
-	eval(on_ignore, NULL, off_lua, 1, keys, 2, args, NULL);
+	eval(on_ignore, NULL, off_lua, 1, keys, 1, 2, args, NULL);
 }
 
-int
-ac_xredis_start(struct ac_job *j, const struct ac_rdv_url *u, char *err,
-    size_t errlen)
+static void
+r_quiet(int on)
+{
+	X.quiet = on;
+}
+
+static void
+r_resync(void)
+{
+	if (ready())
+		sweep();
+}
+
+/* --- the transport's loop hooks --- */
+
+static long
+x_timer(long now)
+{
+	long next = ac_rconn_timer(now);
+
+	/* A long wait keeps its keys alive: register and post again. */
+	if (ready() && in_flight()) {
+		if (now >= X.next_refresh) {
+			X.next_refresh = now + X.refresh_ms;
+			session();
+		}
+		if (next < 0 || X.next_refresh - now < next)
+			next = X.next_refresh - now;
+	}
+	return next;
+}
+
+static void
+x_describe(char *buf, size_t len)
+{
+	int final;
+	const char *down = ac_rconn_down(&final);
+
+	if (down == NULL)
+		snprintf(buf, len, "redis (%s, run %ld)", ac_rconn_where(),
+		    X.runid->run);
+	else
+		snprintf(buf, len, "redis (%s: %s)", final ? "failed" : "down",
+		    down);
+}
+
+static void
+x_stop(void)
+{
+	ac_rconn_stop();
+	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
+		free(X.nodes[n]);
+	free(X.nodes);
+	X.nodes = NULL;
+}
+
+static const struct ac_xport xport = {
+	.name = "redis",
+	.fds = ac_rconn_fds,
+	.events = ac_rconn_events,
+	.timer = x_timer,
+	.describe = x_describe,
+	.down = ac_rconn_down,
+	.stop = x_stop,
+	.arrive = x_arrive,
+	.publish = x_publish,
+	.want = x_want,
+	.abort = x_abort,
+	.hello = x_hello,
+	.node = x_node,
+	.expired = NULL,
+};
+
+static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };
+
+static const struct ac_rconn_hooks hooks = { on_ready, on_entry };
+
+const struct ac_xport *
+ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
+    struct ac_runid *rid, const struct ac_rdv **rdvp)
 {
 	const char *ttl = getenv("ACCELCTL_REDIS_TTL");
 
 	memset(&X, 0, sizeof(X));
 	X.job = j;
-	X.url = *u;
+	X.runid = rid;
 	X.ttl = ttl != NULL && atol(ttl) > 0 ? atol(ttl) : 86400;
+	/* A third of the TTL: two refreshes may fail before a key expires. */
+	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
 	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
-	snprintf(X.prefix, sizeof(X.prefix), "accelctl:{%s}:", j->id);
-	(void)err;
-	(void)errlen;
-	j->x = &xops;
-	connect_both();
-	return 0;
-}
-
-int
-ac_xredis_fds(struct pollfd *pfd)
-{
-	int n = 0;
-	redisAsyncContext *ctx[2] = { X.cmd, X.blk };
-
-	for (int i = 0; i < 2; i++) {
-		if (ctx[i] == NULL || ctx[i]->c.fd < 0)
-			continue;
-		pfd[n].fd = ctx[i]->c.fd;
-		pfd[n].events = (short)((X.want[i][0] ? POLLIN : 0) |
-		    (X.want[i][1] ? POLLOUT : 0));
-		pfd[n].revents = 0;
-		n++;
-	}
-	return n;
-}
-
-void
-ac_xredis_events(const struct pollfd *pfd, int n)
-{
-	for (int i = 0; i < n; i++) {
-		/* Look the context up again: a callback may have dropped it. */
-		redisAsyncContext *ac = X.cmd != NULL && X.cmd->c.fd == pfd[i].fd ?
-		    X.cmd : X.blk != NULL && X.blk->c.fd == pfd[i].fd ? X.blk : NULL;
-
-		if (ac == NULL)
-			continue;
-		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
-			redisAsyncHandleRead(ac);
-		ac = X.cmd != NULL && X.cmd->c.fd == pfd[i].fd ? X.cmd :
-		    X.blk != NULL && X.blk->c.fd == pfd[i].fd ? X.blk : NULL;
-		if (ac != NULL && (pfd[i].revents & POLLOUT))
-			redisAsyncHandleWrite(ac);
-	}
-}
-
-long
-ac_xredis_timer(long now)
-{
-	if (X.job == NULL || X.fatal)
-		return -1;
-	if (X.cmd == NULL || X.blk == NULL) {
-		if (now >= X.retry_at) {
-			connect_both();
-			return 100;
-		}
-		return X.retry_at - now;
-	}
-	return -1;
-}
-
-const char *
-ac_xredis_down(void)
-{
-	if (X.job == NULL || (X.up && !X.fatal))
-		return NULL;
-	return X.down[0] ? X.down : X.url.where;
-}
-
-int
-ac_xredis_fatal(void)
-{
-	return X.fatal;
-}
-
-void
-ac_xredis_stop(void)
-{
-	X.stopping = 1;
-	if (X.cmd != NULL)
-		redisAsyncFree(X.cmd);
-	if (X.blk != NULL)
-		redisAsyncFree(X.blk);
-	X.cmd = X.blk = NULL;
-	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
-		free(X.nodes[n]);
-	free(X.nodes);
-	X.nodes = NULL;
+	snprintf(X.base, sizeof(X.base), "accelctl:{%s}:", j->id);
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld:", X.base, rid->run);
+	ac_rconn_start(u, &hooks);
+	*rdvp = &rdv;
+	return &xport;
 }

@@ -3,7 +3,9 @@
 
 #include "check.h"
 #include "proto.h"
+#include "kind.h"
 #include "transport.h"
+#include "xnhdr.h"
 
 static void
 test_parse(void)
@@ -138,12 +140,20 @@ test_result_header(void)
 static void
 test_carries(void)
 {
-	CHECK(ac_xn_carries(AC_OP_BARRIER, "b:x"));
-	CHECK(ac_xn_carries(AC_OP_BARRIER, "k:check.ready"));
-	CHECK(ac_xn_carries(AC_OP_RESULT, "c:run-id"));
-	CHECK(!ac_xn_carries(AC_OP_RESULT, "w:0:upload"));
-	CHECK(!ac_xn_carries(AC_OP_RESULT, "m:prep"));
-	CHECK(!ac_xn_carries(AC_OP_RESULT, "k:check.id"));
+	CHECK(ac_kind_of("b:x")->streamed);
+	CHECK(ac_kind_of("k:check.ready")->streamed);
+	CHECK(ac_kind_of("c:run-id")->streamed);
+	CHECK(!ac_kind_of("w:0:upload")->streamed);
+	CHECK(!ac_kind_of("m:prep")->streamed);
+	CHECK(!ac_kind_of("K:check.id")->streamed);
+	/* Keys outside the table are refused, never stored. */
+	CHECK(ac_kind_of("bx") == NULL);
+	CHECK(ac_kind_of("b:") == NULL);
+	CHECK(ac_kind_of("z:x") == NULL);
+	CHECK(ac_kind_of("") == NULL);
+	CHECK(ac_kind_of("b:x")->op == AC_OP_BARRIER);
+	CHECK(ac_kind_of("c:x")->op == AC_OP_RESULT);
+	CHECK(strcmp(ac_kind_label("w:on-main:0"), "on-main:0") == 0);
 }
 
 int

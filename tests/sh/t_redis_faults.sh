@@ -78,7 +78,7 @@ testWrongPasswordFailsAtOnce() {
 	RDV="redis://:wrong-pw@127.0.0.1:$REDIS_PORT" across 2 1 bash -c 'accelctl barrier --timeout 30s x; echo "rc=$?"'
 	t1=$(date +%s)
 	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
-	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$REDIS_PORT: refused"
+	assertContains "$err" "rendezvous failed: 127.0.0.1:$REDIS_PORT: authentication failed: WRONGPASS"
 	assertNotContains "no password in messages" "$err$out" "wrong-pw"
 	assertTrue "long before the deadline ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
 	REDISCLI_AUTH=right-pw redis_cli config set requirepass "" >/dev/null

@@ -1,0 +1,549 @@
+/* rconn.c: the helper's two connections to one Redis server: dial, AUTH/SELECT, backoff, reconnect.
+ *
+ * One connection carries commands, the other sits in BLPOP on this node's
+ * inbox, so that a release wakes the helper without polling. Both are hiredis
+ * async contexts driven by the helper's own poll(2) loop through hiredis'
+ * event hooks: we only record what hiredis wants, and the loop asks.
+ *
+ * Every failure is one of two kinds (DESIGN.md §4). Transient: refused, reset,
+ * closed, a connect that takes too long, a protocol-level error reply such as
+ * LOADING, BUSY, MASTERDOWN, READONLY, OOM or UNBLOCKED: both connections are
+ * closed and dialled again after a capped, jittered back-off, and the user's
+ * ready hook posts again whatever Redis may have lost. Final: a refused AUTH,
+ * NOPERM, an unknown command, a peer that does not speak RESP: the rendezvous
+ * is down for good and says why in Redis' own words.
+ *
+ * hiredis frees a context itself when its connect fails (after the connect
+ * callback) and when the server closes it (after the disconnect callback);
+ * a context that is freed before it connected never reaches the disconnect
+ * callback. So this file never frees or disconnects a context from inside a
+ * hiredis callback: a callback only records what happened and asks for a
+ * reset, and reset_now() frees what is left once hiredis has returned to us.
+ * Both hiredis 0.14 (Debian 12) and 1.x are driven the same way; where they
+ * differ (DESIGN-NOTES "hiredis versions") we rely on neither: our own flags
+ * say which connection is connected, and keepalive is set on the socket.
+ */
+#define _GNU_SOURCE
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "duration.h"
+#include "rconn.h"
+
+enum { CMD, BLK };
+
+/* A connect that has not completed by then is retried (a host that drops SYNs). */
+#define CONNECT_MS 5000
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+
+struct call {
+	ac_rconn_cb	*cb;
+	void		*priv;
+};
+
+static struct {
+	struct ac_rdv_url	 url;
+	const struct ac_rconn_hooks *h;
+	redisAsyncContext	*ac[2];
+	int			 want[2][2];	/* [CMD|BLK][read|write] */
+	int			 connected[2];	/* the connect callback said OK */
+	int			 setup_left[2];	/* AUTH/SELECT replies still due */
+	long			 dialed;	/* ms */
+	int			 up;		/* both connected and set up */
+	int			 healthy;	/* the user's set-up succeeded */
+	int			 reset;		/* close both at the next safe point */
+	int			 closing;	/* closing on purpose: not a failure */
+	int			 blocked;	/* a BLPOP is pending */
+	int			 attempts;
+	long			 retry_at;
+	int			 fatal;
+	int			 started;
+	int			 announced;	/* "connected" was logged */
+	char			 down[1024];
+	char			 logged[1024];	/* the last reason logged */
+	char			 key[1024];	/* the blocking read's list */
+} R;
+
+static const int index_of[2] = { CMD, BLK };
+
+/* hiredis' event hooks: remember what it wants; the helper's poll asks. */
+#define HOOK(name, i, rw, v)						\
+	static void name(void *p) { (void)p; R.want[i][rw] = v; }
+HOOK(cmd_add_read, CMD, 0, 1) HOOK(cmd_del_read, CMD, 0, 0)
+HOOK(cmd_add_write, CMD, 1, 1) HOOK(cmd_del_write, CMD, 1, 0)
+HOOK(blk_add_read, BLK, 0, 1) HOOK(blk_del_read, BLK, 0, 0)
+HOOK(blk_add_write, BLK, 1, 1) HOOK(blk_del_write, BLK, 1, 0)
+static void cmd_cleanup(void *p) { (void)p; R.want[CMD][0] = R.want[CMD][1] = 0; }
+static void blk_cleanup(void *p) { (void)p; R.want[BLK][0] = R.want[BLK][1] = 0; }
+
+static int
+which(const redisAsyncContext *ac)
+{
+	return ac == R.ac[CMD] ? CMD : ac == R.ac[BLK] ? BLK : -1;
+}
+
+static int
+contains(const char *text, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (strstr(text, *list) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Errors that waiting cannot mend: Redis refuses us, not a state it is in. */
+static const char *const final_errors[] = { "NOPERM", "WRONGPASS", "NOAUTH",
+    "unknown command", "unknown subcommand", "invalid password",
+    "without any password configured", "invalid username-password",
+    "DB index is out of range", "invalid DB index", NULL };
+/* Errors of a state Redis leaves by itself (or an operator fixes). */
+static const char *const transient_errors[] = { "LOADING", "BUSY", "MASTERDOWN",
+    "READONLY", "OOM", "UNBLOCKED", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
+    "max number of clients", NULL };
+
+int
+ac_rconn_final_error(const char *text)
+{
+	return contains(text, final_errors);
+}
+
+static void
+log_reason(const char *text)
+{
+	/* Once per reason: a Redis that stays down for an hour is one line. */
+	if (strcmp(R.logged, text) == 0)
+		return;
+	snprintf(R.logged, sizeof(R.logged), "%s", text);
+	ac_helper_log("rendezvous %s", text);
+}
+
+/* A transient failure: close both, dial again after a back-off. */
+static void
+went_down(const char *why)
+{
+	long backoff = BACKOFF_MIN_MS << (R.attempts < 5 ? R.attempts : 5);
+
+	if (R.fatal || R.closing)
+		return;
+	if (backoff > BACKOFF_MAX_MS)
+		backoff = BACKOFF_MAX_MS;
+	/* Up to a quarter more, so that many nodes do not dial in step. */
+	backoff += random() % (backoff / 4 + 1);
+	snprintf(R.down, sizeof(R.down), "%s: %s", R.url.where, why);
+	log_reason(R.down);
+	R.up = R.healthy = 0;
+	R.reset = 1;
+	R.attempts++;
+	R.retry_at = ac_now_ms() + backoff;
+}
+
+/* A final failure: no more dialling; waiters fail now with Redis' words. */
+static void
+go_fatal(const char *what, const char *why)
+{
+	if (R.fatal || R.closing)
+		return;
+	snprintf(R.down, sizeof(R.down), "%s: %s%.300s", R.url.where, what, why);
+	log_reason(R.down);
+	R.fatal = 1;
+	R.up = R.healthy = 0;
+	R.reset = 1;
+}
+
+/* Close what is left of both connections, outside any hiredis callback. */
+static void
+reset_now(void)
+{
+	if (!R.reset)
+		return;
+	R.reset = 0;
+	R.closing = 1;
+	for (int i = 0; i < 2; i++) {
+		redisAsyncContext *ac = R.ac[i];
+
+		R.ac[i] = NULL;
+		if (ac != NULL)
+			redisAsyncFree(ac);	/* pending callbacks get NULL */
+		R.connected[i] = 0;
+		R.want[i][0] = R.want[i][1] = 0;
+	}
+	R.closing = 0;
+	R.up = 0;
+	R.blocked = 0;
+}
+
+static void
+on_disconnect(const redisAsyncContext *ac, int status)
+{
+	int i = which(ac);
+
+	(void)status;
+	if (i < 0)
+		return;
+	R.ac[i] = NULL;		/* hiredis frees it when we return */
+	R.connected[i] = 0;
+	if (ac->err == REDIS_ERR_PROTOCOL)
+		go_fatal("not a Redis server: ", ac->errstr);
+	else
+		went_down(ac->errstr[0] ? ac->errstr : "connection closed");
+}
+
+static void issue_block(void);
+
+static void
+maybe_up(void)
+{
+	if (R.up || R.fatal || R.reset || !R.connected[CMD] || !R.connected[BLK] ||
+	    R.setup_left[CMD] > 0 || R.setup_left[BLK] > 0)
+		return;
+	R.up = 1;
+	issue_block();
+	if (R.h->ready != NULL)
+		R.h->ready();
+}
+
+/* Keepalive: a Redis host that vanishes without a reset is noticed in
+ * about 30 s, instead of leaving the blocking read hanging for ever. */
+static void
+keepalive(int fd)
+{
+	int on = 1, idle = 15, intvl = 5, cnt = 3;
+	unsigned int unacked = 30000;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	/* Data sent and not acknowledged for this long also ends it. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked,
+	    sizeof(unacked));
+}
+
+static void
+on_connect(const redisAsyncContext *ac, int status)
+{
+	int i = which(ac);
+
+	if (i < 0)
+		return;
+	if (status != REDIS_OK) {
+		R.ac[i] = NULL;		/* hiredis frees it when we return */
+		R.connected[i] = 0;
+		went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
+		return;
+	}
+	/* Our own flag: hiredis 1.x sets REDIS_CONNECTED only after this
+	 * callback returns, 0.14 before it. */
+	R.connected[i] = 1;
+	maybe_up();
+}
+
+/* AUTH and SELECT: a refusal is final (a wrong password does not get better). */
+static void
+on_setup(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+	int i = *(const int *)priv;
+
+	(void)ac;
+	if (reply == NULL)
+		return;		/* closed: the reconnect sets up again */
+	if (reply->type == REDIS_REPLY_ERROR) {
+		if (contains(reply->str, transient_errors))
+			went_down(reply->str);
+		else
+			go_fatal("authentication failed: ", reply->str);
+		return;
+	}
+	R.setup_left[i]--;
+	maybe_up();
+}
+
+static redisAsyncContext *
+dial(int i)
+{
+	redisAsyncContext *ac = R.url.path[0] ? redisAsyncConnectUnix(R.url.path) :
+	    redisAsyncConnect(R.url.host, R.url.port);
+	const void *p = &index_of[i];
+
+	if (ac == NULL) {
+		went_down("out of memory");
+		return NULL;
+	}
+	if (ac->err) {
+		went_down(ac->errstr);
+		redisAsyncFree(ac);
+		return NULL;
+	}
+	if (!R.url.path[0] && ac->c.fd >= 0)
+		keepalive(ac->c.fd);
+	ac->ev.data = NULL;
+	ac->ev.addRead = i == BLK ? blk_add_read : cmd_add_read;
+	ac->ev.delRead = i == BLK ? blk_del_read : cmd_del_read;
+	ac->ev.addWrite = i == BLK ? blk_add_write : cmd_add_write;
+	ac->ev.delWrite = i == BLK ? blk_del_write : cmd_del_write;
+	ac->ev.cleanup = i == BLK ? blk_cleanup : cmd_cleanup;
+	/* hiredis learns the connect's outcome when the socket is writable
+	 * (1.x asks for that itself when the connect callback is set). */
+	R.want[i][1] = 1;
+	redisAsyncSetConnectCallback(ac, on_connect);
+	redisAsyncSetDisconnectCallback(ac, on_disconnect);
+	/* Pipelined before anything else on this connection. */
+	R.setup_left[i] = 0;
+	if (R.url.password[0] && R.url.user[0]) {
+		R.setup_left[i]++;
+		redisAsyncCommand(ac, on_setup, (void *)p, "AUTH %s %s",
+		    R.url.user, R.url.password);
+	} else if (R.url.password[0]) {
+		R.setup_left[i]++;
+		redisAsyncCommand(ac, on_setup, (void *)p, "AUTH %s",
+		    R.url.password);
+	}
+	if (R.url.db != 0) {
+		R.setup_left[i]++;
+		redisAsyncCommand(ac, on_setup, (void *)p, "SELECT %d", R.url.db);
+	}
+	return ac;
+}
+
+static void
+connect_both(long now)
+{
+	R.dialed = now;
+	if ((R.ac[CMD] = dial(CMD)) != NULL)
+		R.ac[BLK] = dial(BLK);
+}
+
+void
+ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
+{
+	memset(&R, 0, sizeof(R));
+	R.url = *u;
+	R.h = h;
+	R.started = 1;
+	srandom((unsigned int)(ac_now_ms() ^ (long)getpid()));
+	connect_both(ac_now_ms());
+}
+
+/* A reply on the command connection: errors are ours to handle. */
+static void
+on_reply(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+	struct call *c = priv;
+
+	(void)ac;
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		if (ac_rconn_final_error(reply->str))
+			go_fatal("refused: ", reply->str);
+		else
+			went_down(reply->str);
+		reply = NULL;
+	}
+	c->cb(reply, c->priv);
+	free(c);
+}
+
+int
+ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
+    const size_t *len)
+{
+	struct call *c;
+
+	if (!R.up || R.reset || R.ac[CMD] == NULL || (c = malloc(sizeof(*c))) == NULL)
+		return -1;
+	c->cb = cb;
+	c->priv = priv;
+	if (redisAsyncCommandArgv(R.ac[CMD], on_reply, c, argc, argv, len) !=
+	    REDIS_OK) {
+		free(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+on_block(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+
+	(void)ac;
+	(void)priv;
+	R.blocked = 0;
+	if (reply == NULL)
+		return;		/* closed: issued again once reconnected */
+	if (reply->type == REDIS_REPLY_ERROR) {
+		/* UNBLOCKED (CLIENT UNBLOCK ... ERROR, a failover): transient. */
+		if (ac_rconn_final_error(reply->str))
+			go_fatal("refused: ", reply->str);
+		else
+			went_down(reply->str);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+	    reply->element[1]->type == REDIS_REPLY_STRING && R.h->entry != NULL)
+		R.h->entry(reply->element[1]->str, reply->element[1]->len);
+	issue_block();
+}
+
+static void
+issue_block(void)
+{
+	if (!R.up || R.reset || R.blocked || R.key[0] == '\0' || R.ac[BLK] == NULL)
+		return;
+	if (redisAsyncCommand(R.ac[BLK], on_block, NULL, "BLPOP %s 0", R.key) ==
+	    REDIS_OK)
+		R.blocked = 1;
+}
+
+void
+ac_rconn_block(const char *key)
+{
+	if (strcmp(R.key, key) != 0 && R.blocked) {
+		/* A read of the old list is pending: start over on the new one. */
+		snprintf(R.key, sizeof(R.key), "%s", key);
+		went_down("the blocking read changed lists");
+		return;
+	}
+	snprintf(R.key, sizeof(R.key), "%s", key);
+	issue_block();
+}
+
+int
+ac_rconn_fds(struct pollfd *pfd, int room)
+{
+	int n = 0;
+
+	for (int i = 0; i < 2 && n < room; i++) {
+		if (R.ac[i] == NULL || R.ac[i]->c.fd < 0)
+			continue;
+		pfd[n].fd = R.ac[i]->c.fd;
+		pfd[n].events = (short)((R.want[i][0] ? POLLIN : 0) |
+		    (R.want[i][1] ? POLLOUT : 0));
+		pfd[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+static redisAsyncContext *
+by_fd(int fd)
+{
+	for (int i = 0; i < 2; i++)
+		if (R.ac[i] != NULL && R.ac[i]->c.fd == fd)
+			return R.ac[i];
+	return NULL;
+}
+
+void
+ac_rconn_events(const struct pollfd *pfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		/* Look the context up again each time: a callback may have
+		 * ended it (hiredis frees it as it returns). */
+		redisAsyncContext *ac = by_fd(pfd[i].fd);
+
+		if (ac != NULL && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			redisAsyncHandleRead(ac);
+		if ((ac = by_fd(pfd[i].fd)) != NULL && (pfd[i].revents & POLLOUT))
+			redisAsyncHandleWrite(ac);
+		if (R.reset)
+			break;	/* the rest may be closing: next round */
+	}
+	reset_now();
+}
+
+long
+ac_rconn_timer(long now)
+{
+	reset_now();
+	if (!R.started || R.fatal)
+		return -1;
+	if (R.ac[CMD] == NULL && R.ac[BLK] == NULL) {
+		if (now < R.retry_at)
+			return R.retry_at - now;
+		connect_both(now);
+		reset_now();
+		if (R.ac[CMD] == NULL)
+			return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
+	}
+	if (!R.up) {
+		long left = R.dialed + CONNECT_MS - now;
+
+		if (left > 0)
+			return left;
+		went_down(R.connected[CMD] && R.connected[BLK] ?
+		    "no answer to AUTH/SELECT" : "timed out connecting");
+		reset_now();
+		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
+	}
+	return -1;
+}
+
+void
+ac_rconn_stop(void)
+{
+	R.reset = 1;
+	R.fatal = 1;		/* no more dialling */
+	R.closing = 1;
+	reset_now();
+	R.started = 0;
+}
+
+int
+ac_rconn_up(void)
+{
+	return R.up && !R.reset;
+}
+
+void
+ac_rconn_healthy(void)
+{
+	/* Logged the first time, and after each logged failure. */
+	if (!R.healthy && (R.logged[0] != '\0' || !R.announced))
+		ac_helper_log("rendezvous %s: connected", R.url.where);
+	R.announced = 1;
+	R.logged[0] = '\0';
+	R.healthy = 1;
+	R.attempts = 0;
+	R.down[0] = '\0';
+}
+
+void
+ac_rconn_fail(const char *why)
+{
+	go_fatal("", why);
+}
+
+const char *
+ac_rconn_down(int *final)
+{
+	static char buf[700];
+
+	*final = R.fatal;
+	if (R.healthy && !R.fatal)
+		return NULL;
+	if (R.down[0] != '\0')
+		return R.down;
+	snprintf(buf, sizeof(buf), "%s: %s", R.url.where, R.up ?
+	    "no answer from Redis yet" : "not connected yet");
+	return buf;
+}
+
+const char *
+ac_rconn_where(void)
+{
+	return R.url.where;
+}

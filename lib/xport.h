@@ -1,0 +1,114 @@
+/* xport.h: the cross-node transport interface: what the helper's loop knows of a transport.
+ *
+ * A transport carries a job's collectives between the node helpers (Redis,
+ * NCCL, ...). The helper's loop knows it only through struct ac_xport, as a
+ * hiredis adapter knows an event loop through five hooks: the descriptors it
+ * wants polled, its next timer, the handling of what poll(2) reported, a line
+ * for status, whether it is down (and whether waiting can help), stop, and the
+ * collective steps that coll.c calls. Transports are rows of one table
+ * (transport.c), which is also the one place where a job's transport is
+ * chosen. A new transport is one file and one row.
+ */
+#ifndef ACCELCTL_XPORT_H
+#define ACCELCTL_XPORT_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ac_job;
+struct ac_coll;
+
+/* A collective's outcome as it crosses from a transport into coll.c. */
+struct ac_result {
+	int		 lost;		/* the source died: waiters exit 3 */
+	int64_t		 status;
+	const char	*failed;	/* "1 (exit 3), 3 (exit 1)", or "" */
+	const uint8_t	*payload;	/* borrowed: coll.c copies it */
+	size_t		 paylen;
+};
+
+struct ac_xport {
+	const char	*name;
+	/* Add the descriptors to watch to PFD (room for ROOM); how many. */
+	int		(*fds)(struct pollfd *pfd, int room);
+	/* What poll(2) reported on the N descriptors fds() added. */
+	void		(*events)(const struct pollfd *pfd, int n);
+	/* Work due at NOW (ms); ms until it wants to run again, or -1. */
+	long		(*timer)(long now);
+	/* One line for "accelctl status": the transport and its state. */
+	void		(*describe)(char *buf, size_t len);
+	/*
+	 * NULL while the transport can carry collectives; else why not
+	 * ("host:port: why", never a password). *FINAL set when waiting cannot
+	 * help (a refused password): waiters fail at once, not at the deadline.
+	 */
+	const char	*(*down)(int *final);
+	void		(*stop)(void);
+
+	/* The collective steps; all may be called while down: the transport
+	 * catches up when it is up again. */
+	void	(*arrive)(struct ac_job *, struct ac_coll *);	/* local ranks all arrived */
+	void	(*publish)(struct ac_job *, struct ac_coll *);	/* a local source's result */
+	void	(*want)(struct ac_job *, struct ac_coll *);	/* the source may be elsewhere */
+	void	(*abort)(struct ac_job *);			/* a local rank aborted */
+	void	(*hello)(struct ac_job *);			/* a rank said who it is */
+	const char *(*node)(long node);				/* "host: ranks 4, 5", or NULL */
+	/* Optional: a waiter's deadline passed at C (a transport that cannot
+	 * withdraw a collective gives up its channel). */
+	void	(*expired)(struct ac_job *, struct ac_coll *);
+};
+
+/*
+ * What a transport that rides on a rendezvous (NCCL) asks of it, and nothing
+ * of its internals: its collective steps (the fallback), posting and waiting
+ * for the communicator's id, and "off".
+ */
+struct ac_rdv {
+	const struct ac_xport *x;
+	/*
+	 * Join the communicator of this run; node 0 passes the id it made (hex),
+	 * the others NULL. JOINED is called with "id" and the id in hex, or
+	 * "off" and why (the transport is off for the rest of the run); it may
+	 * be called again later (the id posted, "off" from another node). Sent
+	 * again after a reconnect until answered.
+	 */
+	void	(*join)(const char *idhex,
+		    void (*joined)(const char *state, const char *value, size_t len));
+	/* Off for the whole run: record WHY and tell every node. */
+	void	(*off)(const char *why);
+	/* ON: another transport carries the streamed collectives. */
+	void	(*quiet)(int on);
+	/* Post again everything in flight and the last results (a fallback). */
+	void	(*resync)(void);
+};
+
+/*
+ * Who this run is, so that a run never passes on an earlier run's state under
+ * the same job id (transport.c, DESIGN-NOTES "Run identity"): a random NONCE
+ * of this node's helper lineage and the RUN number the rendezvous gave it (0
+ * until it did). SAVE keeps them beside the journal for a restarted helper.
+ */
+struct ac_runid {
+	uint64_t	 nonce;
+	long		 run;
+	void		(*save)(const struct ac_runid *);
+};
+
+/* What every transport is started with. */
+struct ac_xstart {
+	const char	*url;		/* ACCELCTL_RENDEZVOUS, or NULL */
+	const char	*password_file;	/* ACCELCTL_REDIS_PASSWORD_FILE, or NULL */
+	int		 setting;	/* enum ac_tsetting (ACCELCTL_TRANSPORT) */
+	struct ac_runid	*runid;
+};
+
+/*
+ * Choose job J's transport from S and start it; sets J->x, or leaves it NULL
+ * when the job needs none (one node). 0, or -1 with a reason in ERR (the
+ * job's cross-node waits then fail with it).
+ */
+int ac_transport_open(struct ac_job *j, const struct ac_xstart *s, char *err,
+    size_t errlen);
+
+#endif
