@@ -244,8 +244,8 @@ on_connect(const redisAsyncContext *ac, int status)
 		went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
 		return;
 	}
-	/* Our own flag: hiredis 1.x sets REDIS_CONNECTED only after this
-	 * callback returns, 0.14 before it. */
+	/* Our own flag, rather than hiredis' REDIS_CONNECTED: a context is
+	 * ours to judge only through the callbacks it gave us. */
 	R.connected[i] = 1;
 	maybe_up();
 }

@@ -45,6 +45,13 @@ static struct {
 	char		 base[AC_KEY_MAX + 32];		/* accelctl:{JOB}: */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
 	int		 registered;	/* on this connection */
+	int		 pending;	/* registering: no reply yet */
+	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
+	long		 fresh_run;	/* a run we joined fresh (not opened), or 0 */
+	int		 progressed;	/* a cross-node collective completed in our run */
+	int		 run_wait;	/* told to wait for node 0's run */
+	long		 next_names;	/* ms: look again for unnamed missing nodes */
+	long		 names_delay;	/* ms, doubling: a node may never come */
 	char		**nodes;	/* [nnodes] "host: ranks ..." from Redis */
 	int		 quiet;		/* streamed collectives go elsewhere (NCCL) */
 	void		(*joined)(const char *, const char *, size_t);
@@ -54,26 +61,35 @@ static struct {
 } X;
 
 /*
- * Lua: register this node's helper in a run of the job. KEYS: the run
- * counter. ARGV: the job's key prefix, node, nonce (of this helper's
- * lineage), the run it knows (0: a fresh helper), ttl. A helper that knows
- * its run stays in it (Redis may have lost the counter: it is raised again).
- * A fresh helper joins the newest run unless its node's place there is taken
- * by another lineage (an earlier run under the same job id): then it starts
- * the next run. Returns {1, run}, or {0, run} when this node's place in its
- * own run was taken by another lineage.
+ * Lua: register this node's helper in a run of the job (DESIGN-NOTES "Run
+ * identity"). KEYS: the run counter. ARGV: the job's key prefix, node, nonce
+ * (of this helper's lineage), the run it knows (0: a fresh helper), ttl,
+ * nnodes.
+ *
+ * A helper that knows its run stays in it (Redis may have lost the counter:
+ * it is raised again); {0, run} when its node's place there was taken by
+ * another lineage. A fresh node 0 opens the next run, and tells the nodes of
+ * the run before it that it is closed ('C' in their inboxes): {1, run}. A
+ * fresh other node joins the newest run when its place there is free: {3,
+ * run}; when it is taken, that run is an earlier one and node 0 has not opened
+ * this launch's yet: {2, run}, ask again.
  */
 static const char register_lua[] =
 "local ttl = tonumber(ARGV[5])\n"
 "local known = tonumber(ARGV[4])\n"
 "local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-"local run = known\n"
+"local run, joined = known, 1\n"
 "if known > 0 then\n"
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
+"elseif ARGV[2] == '0' then\n"
+"  run = redis.call('INCR', KEYS[1])\n"
+"  if cur > 0 then for i = 0, tonumber(ARGV[6]) - 1 do\n"
+"    local inbox = ARGV[1] .. 'r' .. cur .. ':inbox:' .. i\n"
+"    redis.call('RPUSH', inbox, 'C') redis.call('EXPIRE', inbox, ttl) end end\n"
 "else\n"
-"  run = cur\n"
-"  local m = run > 0 and redis.call('HGET', ARGV[1] .. 'r' .. run .. ':members', ARGV[2])\n"
-"  if run == 0 or (m and m ~= ARGV[3]) then run = redis.call('INCR', KEYS[1]) end\n"
+"  if cur == 0 or redis.call('HEXISTS', ARGV[1] .. 'r' .. cur .. ':members',\n"
+"      ARGV[2]) == 1 then return {2, cur} end\n"
+"  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local members = ARGV[1] .. 'r' .. run .. ':members'\n"
@@ -81,7 +97,7 @@ static const char register_lua[] =
 "if m and m ~= ARGV[3] then return {0, run} end\n"
 "redis.call('HSET', members, ARGV[2], ARGV[3])\n"
 "redis.call('EXPIRE', members, ttl)\n"
-"return {1, run}\n";
+"return {joined, run}\n";
 
 /* Lua: record this node's arrival (a hash field per node: arriving twice
  * cannot count twice); if it is the last, write the result and tell every
@@ -171,6 +187,7 @@ static void x_off(const char *why);
 static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
+static void session(void);
 
 /* Registered in the run on the present connections: keys can be named. */
 static int
@@ -208,6 +225,7 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	const char *nl1, *nl2;
 	char failed[512];
 
+	X.progressed = 1;
 	if (len == 1 && v[0] == 'L') {
 		r.lost = 1;
 		ac_job_remote_done(X.job, key, gen, &r);
@@ -306,8 +324,6 @@ note_missing(struct ac_coll *c, const redisReply *v)
 			continue;
 		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
 		    "%s%ld", n ? ", " : "", node);
-		if (x_node(node) == NULL)
-			fetch_nodes();
 	}
 }
 
@@ -466,6 +482,32 @@ on_get_abort(redisReply *reply, void *priv)
 		ac_job_abort_remote(X.job, reply->str);
 }
 
+/*
+ * Node 0 opened a newer run: the run we are in is closed. A helper that
+ * joined it fresh, before node 0 of its own launch opened that one, and saw
+ * nothing complete there, was in an earlier launch's run by mistake: it
+ * registers again, fresh, and posts its arrivals in the new run.
+ */
+static void
+closed(void)
+{
+	int waiting = 0;
+
+	/* A helper whose ranks all left has nothing to carry over: it stays. */
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next)
+		if (ac_coll_cross(X.job, c) && !c->done && c->waiters > 0)
+			waiting = 1;
+	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed ||
+	    !waiting)
+		return;
+	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
+	    "joining node 0's", X.runid->run, X.job->id);
+	X.fresh_run = 0;
+	X.runid->run = 0;
+	X.registered = 0;
+	session();
+}
+
 /* One entry of our inbox: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
  * off), or "KEY GEN" with maybe the value. */
 static void
@@ -483,6 +525,8 @@ on_entry(const char *v, size_t len)
 		return fetch_nccl("id");
 	if (len == 1 && v[0] == 'N')
 		return fetch_nccl("off");
+	if (len == 1 && v[0] == 'C')
+		return closed();
 	if (len == 1 && v[0] == '!') {
 		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
 		return get(on_get_abort, NULL, abort_key);
@@ -563,6 +607,28 @@ in_flight(void)
 
 static void session(void);
 
+/* Is a node missing at a wait of ours that messages cannot name yet? */
+static int
+unnamed(void)
+{
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(X.job, c) || c->done || c->xmissing[0] == '\0')
+			continue;
+		for (const char *p = c->xmissing; *p != '\0';) {
+			char *end;
+			long node = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (x_node(node) == NULL)
+				return 1;
+			for (p = end; *p == ',' || *p == ' '; p++)
+				;
+		}
+	}
+	return 0;
+}
+
 static void
 on_register(redisReply *reply, void *priv)
 {
@@ -570,6 +636,7 @@ on_register(redisReply *reply, void *priv)
 	long run;
 
 	(void)priv;
+	X.pending = 0;
 	if (reply == NULL)
 		return;		/* down again: registered at the next connect */
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
@@ -586,6 +653,18 @@ on_register(redisReply *reply, void *priv)
 		ac_rconn_fail(why);
 		return;
 	}
+	if (reply->element[0]->integer == 2) {
+		/* Redis is fine; node 0 has not opened this launch's run yet. */
+		ac_rconn_healthy();
+		if (!X.run_wait)
+			ac_helper_log("rendezvous: waiting for node 0 to open this "
+			    "launch's run of job %s (the newest, %ld, is not ours)",
+			    X.job->id, run);
+		X.run_wait = 1;
+		X.retry_reg = ac_now_ms() + 250;
+		return;
+	}
+	X.run_wait = 0;
 	if (run != X.runid->run) {
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
@@ -595,6 +674,9 @@ on_register(redisReply *reply, void *priv)
 	}
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld:", X.base, run);
 	X.registered = 1;
+	X.names_delay = 100;
+	if (reply->element[0]->integer == 3)
+		X.fresh_run = run;
 	ac_rconn_healthy();
 	inbox_of(inbox, sizeof(inbox), X.job->node);
 	ac_rconn_block(inbox);
@@ -619,14 +701,15 @@ on_register(redisReply *reply, void *priv)
 static void
 session(void)
 {
-	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24];
-	const char *argv[9];
+	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
+	const char *argv[10];
 
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	snprintf(nonce, sizeof(nonce), "%016" PRIx64, X.runid->nonce);
 	snprintf(known, sizeof(known), "%ld", X.runid->run);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
 	argv[0] = "EVAL";
 	argv[1] = register_lua;
 	argv[2] = "1";
@@ -636,7 +719,9 @@ session(void)
 	argv[6] = nonce;
 	argv[7] = known;
 	argv[8] = ttl;
-	ac_rconn_cmd(on_register, NULL, 9, argv, NULL);
+	argv[9] = nn;
+	if (ac_rconn_cmd(on_register, NULL, 10, argv, NULL) == 0)
+		X.pending = 1;
 }
 
 /* rconn.c: both connections are up (again). */
@@ -644,6 +729,7 @@ static void
 on_ready(void)
 {
 	X.registered = 0;
+	X.pending = 0;
 	session();
 }
 
@@ -814,6 +900,25 @@ x_timer(long now)
 {
 	long next = ac_rconn_timer(now);
 
+	/* A missing node we cannot name yet (its helper may register later):
+	 * the table of nodes is read again, less often each time. */
+	if (ready() && unnamed()) {
+		if (now >= X.next_names) {
+			X.next_names = now + X.names_delay;
+			X.names_delay = X.names_delay < 2500 ? 2 * X.names_delay : 5000;
+			fetch_nodes();
+		}
+		if (next < 0 || X.next_names - now < next)
+			next = X.next_names - now;
+	}
+	/* Not registered yet: node 0 has not opened this launch's run. */
+	if (ac_rconn_up() && !X.registered && !X.pending && X.run_wait) {
+		if (now >= X.retry_reg)
+			session();
+		else if (next < 0 || X.retry_reg - now < next)
+			next = X.retry_reg - now;
+	}
+
 	/* A long wait keeps its keys alive: register and post again. */
 	if (ready() && in_flight()) {
 		if (now >= X.next_refresh) {
@@ -832,7 +937,10 @@ x_describe(char *buf, size_t len)
 	int final;
 	const char *down = ac_rconn_down(&final);
 
-	if (down == NULL)
+	if (down == NULL && X.run_wait)
+		snprintf(buf, len, "redis (%s, waiting for node 0 to open this "
+		    "launch's run)", ac_rconn_where());
+	else if (down == NULL)
 		snprintf(buf, len, "redis (%s, run %ld)", ac_rconn_where(),
 		    X.runid->run);
 	else

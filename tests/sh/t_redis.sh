@@ -104,16 +104,16 @@ testJobsShareRedisNeverMeet() {
 	(run $common ACCELCTL_JOB_ID=A ACCELCTL_RUNTIME_DIR="$base/a" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 2s x
 	 echo "$rc" >"$base/a.rc") &
 	# shellcheck disable=SC2086
-	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 2s x
+	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 2s x
 	wait
-	assertEquals "job B's node 1 alone" 124 "$rc"
+	assertEquals "job B's node 0 alone" 124 "$rc"
 	assertEquals "job A's node 0 alone" 124 "$(cat "$base/a.rc")"
 	assertNotEquals "keys of both jobs, apart" "" "$(redis_cli --scan --pattern 'accelctl:{A}:*')"
 	assertNotEquals "" "$(redis_cli --scan --pattern 'accelctl:{B}:*')"
 	# shellcheck disable=SC2086
 	run $common ACCELCTL_JOB_ID=A ACCELCTL_RUNTIME_DIR="$base/a" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
 	# shellcheck disable=SC2086
-	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper stop
+	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
 }
 
 testKeysHaveTtlAndOneHashTag() {
