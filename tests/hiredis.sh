@@ -27,8 +27,8 @@ set -eu
 cd "$(dirname "$0")/.."
 want=1.2.0
 suite=trixie
-top=$(cd "${1:-build-hiredis1}" 2>/dev/null && pwd || { mkdir -p "${1:-build-hiredis1}" &&
-	cd "${1:-build-hiredis1}" && pwd; })
+mkdir -p "${1:-build-hiredis1}"
+top=$(cd "${1:-build-hiredis1}" && pwd)
 prefix=$top/prefix
 stamp=$prefix/.accelctl-hiredis-$want
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -68,6 +68,7 @@ fi
 
 # The archive of this release's own suite, from the machine's apt configuration.
 # Prints "URI KEYRING" (KEYRING: the entry's Signed-By file, or empty).
+# shellcheck disable=SC1091
 self_suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 [ -n "$self_suite" ] || { say "cannot tell this release's codename (/etc/os-release)"; exit 1; }
 find_archive() {
@@ -122,9 +123,10 @@ if [ -n "${ACCELCTL_DEBIAN_MIRROR:-}" ]; then
 	uri=$ACCELCTL_DEBIAN_MIRROR
 	keyring=""
 else
-	set -- $(find_archive | head -n 1)
-	uri=${1:-}
-	keyring=${2:-}
+	line=$(find_archive | head -n 1)
+	uri=${line%% *}
+	keyring=${line#"$uri"}
+	keyring=${keyring# }
 fi
 [ -n "$uri" ] || {
 	say "no apt source for suite $self_suite found in /etc/apt; set ACCELCTL_DEBIAN_MIRROR"
