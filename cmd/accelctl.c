@@ -261,6 +261,11 @@ main(int argc, char **argv)
 	if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
 		printf("accelctl %s\n", ACCELCTL_VERSION);
 		printf("features: %s\n", ACCELCTL_FEATURES);
+#if ACCELCTL_HAVE_HIREDIS
+		printf("hiredis: %s\n", ac_hiredis_version);
+#else
+		printf("hiredis: not compiled in (no Redis rendezvous)\n");
+#endif
 #if ACCELCTL_HAVE_NCCL
 		printf("nccl: %s\n", ac_cuda_build_version());
 #else

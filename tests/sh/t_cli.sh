@@ -22,6 +22,7 @@ testVersion() {
 	assertRc 0 "--version"
 	assertContains "$out" "accelctl 0."
 	assertContains "$out" "features:"
+	assertContains "$out" "hiredis: "
 }
 
 testListCommands() {
