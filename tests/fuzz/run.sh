@@ -19,7 +19,7 @@ regress)
 		[ -f "$f" ] && set -- "$@" "$f"
 	done
 	[ $# -gt 0 ] || { echo "no regression inputs for $name"; exit 0; }
-	exec "$target" "$@"
+	exec "$target" -timeout=10 "$@"
 	;;
 fuzz)
 	secs=$4
@@ -27,9 +27,12 @@ fuzz)
 	mkdir -p "$work/corpus" "$work/artifacts"
 	# -close_fd_mask=2: the helper's log lines would swamp the output; libFuzzer
 	# and the sanitizers still report on their own copy of stderr.
+	dict=
+	[ -f "$FUZZ_SRC/$name.dict" ] && dict=-dict=$FUZZ_SRC/$name.dict
 	rc=0
+	# shellcheck disable=SC2086
 	"$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 -close_fd_mask=2 \
+		-print_final_stats=1 -close_fd_mask=2 $dict \
 		-artifact_prefix="$work/artifacts/" \
 		"$work/corpus" "$FUZZ_SRC/corpus/$name" || rc=$?
 	if [ "$rc" != 0 ]; then
