@@ -38,6 +38,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	/* Compact whatever the replay leaves. */
 	setenv("ACCELCTL_JOURNAL_MAX", "1", 1);
+	/* A file in memory where there is one: creating, truncating and
+	 * renaming on a disk's file system made every run ten times slower. */
+	if (access("/dev/shm", W_OK) == 0)
+		dir = "/dev/shm";
 	snprintf(path, sizeof(path), "%s/fuzz_journal.%ld.state",
 	    dir != NULL && *dir != '\0' ? dir : "/tmp", (long)getpid());
 	atexit(remove_files);

@@ -30,6 +30,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
+	/* A file in memory where there is one: faster than a disk's. */
+	if (access("/dev/shm", W_OK) == 0)
+		dir = "/dev/shm";
 	snprintf(pwfile, sizeof(pwfile), "%s/fuzz_rdvurl.%ld.password",
 	    dir != NULL && *dir != '\0' ? dir : "/tmp", (long)getpid());
 	atexit(remove_file);
