@@ -176,16 +176,36 @@ barrier_result(struct ac_job *j, struct ac_coll *c)
 			c->result = c->status[l];
 		}
 	}
-	/* List the failing ranks in rank order. */
-	for (int64_t r = 0; best >= 0 && r < (j->world > j->lsize ? j->world : j->lsize); r++) {
+	/*
+	 * List the failing ranks in rank order, as many as fit: each pass takes
+	 * the next (rank, local rank) after the last one listed. The cost is
+	 * bounded by what fits in c->failed, not by the world size: a HELLO
+	 * claiming 2^60 ranks made a loop over the world spin for ever
+	 * (tests/fuzz/regress/helper/barrier-huge-world).
+	 */
+	for (int64_t last = -1, lastl = -1; best >= 0 &&
+	    n < sizeof(c->failed) - 32;) {
+		int64_t r = -1;
+		long pick = -1;
+
 		for (long l = 0; l < j->lsize; l++) {
 			int64_t lr = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
-			if (lr != r || c->status[l] == 0 || n >= sizeof(c->failed) - 32)
+
+			if (c->status[l] == 0 || lr < last ||
+			    (lr == last && l <= lastl))
 				continue;
-			n += (size_t)snprintf(c->failed + n, sizeof(c->failed) - n,
-			    "%s%lld (exit %lld)", n ? ", " : "", (long long)r,
-			    (long long)c->status[l]);
+			if (pick < 0 || lr < r) {
+				r = lr;
+				pick = l;
+			}
 		}
+		if (pick < 0)
+			break;
+		n += (size_t)snprintf(c->failed + n, sizeof(c->failed) - n,
+		    "%s%lld (exit %lld)", n ? ", " : "", (long long)r,
+		    (long long)c->status[pick]);
+		last = r;
+		lastl = pick;
 	}
 }
 
@@ -290,9 +310,17 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
     const char *key, uint64_t nonce, int64_t gen, int64_t source,
     int64_t status, const char **why)
 {
-	struct ac_keygen *k = keygen(j, key);
+	struct ac_keygen *k;
 	struct ac_coll *c;
 
+	/* Keys are KIND:NAME of the kinds' table, for the op it names.
+	 * Anything else, from a client or a journal, is refused (found by
+	 * tests/fuzz: status crashed, and every replay after it). */
+	if (ac_kind_of(key) == NULL || ac_kind_of(key)->op != op) {
+		*why = "malformed key (not KIND:NAME of a known kind)";
+		return NULL;
+	}
+	k = keygen(j, key);
 	*why = "out of memory";
 	if (k == NULL)
 		return NULL;
@@ -301,6 +329,12 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	if (gen < 0 || gen >= k->next_gen[lrank]) {
 		if (gen < 0)
 			gen = k->next_gen[lrank];
+		/* A lying client or journal: the count below must not overflow
+		 * (tests/fuzz/regress/helper/arrive-gen-max). */
+		if (gen == INT64_MAX) {
+			*why = "generation out of range";
+			return NULL;
+		}
 		k->next_gen[lrank] = gen + 1;
 		k->nonce[lrank] = nonce;
 		k->last_gen[lrank] = gen;

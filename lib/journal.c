@@ -185,7 +185,10 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 		ac_job_counter(j, a, key, gen, src, nonce);
 		break;
 	case 'X':
-		if (sscanf(line, "X %ld", &a) != 1 || strchr(line + 2, ' ') == NULL)
+		/* -1: an abort from another node or a compaction; else a local
+		 * rank, which ac_job_abort looks up (tests/fuzz found it unchecked). */
+		if (sscanf(line, "X %ld", &a) != 1 || strchr(line + 2, ' ') == NULL ||
+		    a >= j->lsize)
 			return 0;
 		ac_job_abort(j, a, strchr(line + 2, ' ') + 1);
 		break;

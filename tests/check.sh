@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh: the whole test suite from scratch: install what is missing, build, run ctest,
 # then build with AddressSanitizer and UndefinedBehaviorSanitizer and run it again, then
-# build without NCCL and run the tests that differ there.
+# build without NCCL and run the tests that differ there, then build the libFuzzer
+# targets with clang and fuzz each for a bounded time (label "fuzz").
 # This is README's test command, and .ci/run runs exactly this.
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,3 +40,9 @@ build-hiredis1/accelctl --version | grep -qx 'hiredis: 1\.2\.0' || {
 redis='^(sh\.(redis|redis_faults)|faults\..*)$'
 (cd build-hiredis1 && ctest --output-on-failure -R "$redis")
 (cd build-hiredis1 && ctest --output-on-failure -L '^faults$' -E "$redis")
+# The libFuzzer targets (tests/fuzz): clang, ASan+UBSan, each target fuzzed for
+# ACCELCTL_FUZZ_SECONDS (30) from the seed corpus and its regression inputs run
+# once. Only the targets are built; two run at a time.
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DACCELCTL_FUZZ=ON -DACCELCTL_WITH_NCCL=OFF
+cmake --build build-fuzz -j "$jobs" --target fuzzers
+(cd build-fuzz && ctest --output-on-failure -L fuzz -j "$jobs")

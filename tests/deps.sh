@@ -2,7 +2,8 @@
 # deps.sh: install the Debian packages accelctl needs that are missing (non-interactive).
 #
 #   sh tests/deps.sh build   what building needs
-#   sh tests/deps.sh test    building and the whole test suite
+#   sh tests/deps.sh test    building and the whole test suite (clang and its
+#                            libFuzzer runtime, only recommended by clang, for tests/fuzz)
 #   sh tests/deps.sh bench   the benchmarks under tests/bench
 #
 # Only missing packages are installed, so a second run costs one dpkg query.
@@ -10,7 +11,7 @@ set -eu
 
 build="cmake gcc make libc6-dev pkg-config libhiredis-dev libcurl4-openssl-dev"
 test="$build shunit2 valgrind mandoc man-db bash-completion zsh fish python3 procps redis-server redis-tools
-	openmpi-bin slurm-wlm munge python3-torch"
+	openmpi-bin slurm-wlm munge python3-torch clang libclang-rt-14-dev"
 bench="$build hyperfine time python3 redis-server redis-tools"
 
 case ${1:-test} in
