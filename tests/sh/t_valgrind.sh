@@ -130,8 +130,8 @@ testRendezvousPaths() {
 	vg -- rendezvous status
 	vg HOME="$d" -- rendezvous start --port 0
 	vg HOME="$d" -- rendezvous start --redis-server /no/such/redis-server
-	# No redis-server on PATH (valgrind alone there).
-	mkdir "$d/bin" && ln -s "$(command -v valgrind)" "$d/bin/valgrind"
+	# No redis-server on PATH (valgrind and valgrind.bin alone there).
+	mkdir "$d/bin" && ln -s "$(command -v valgrind)"* "$d/bin/"
 	vg HOME="$d" PATH="$d/bin" -- rendezvous start
 	assertEquals "no redis-server: 125" 125 "$rc"
 	vg -- rendezvous begin
