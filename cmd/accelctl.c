@@ -34,6 +34,7 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_check,
 	&cmd_launch,
 	&cmd_helper,
+	&cmd_rendezvous,
 	NULL
 };
 

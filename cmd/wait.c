@@ -41,8 +41,9 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 	}
 	if (rdv == NULL || *rdv == '\0') {
 		ac_warnx("this job spans %ld nodes: set "
-		    "ACCELCTL_RENDEZVOUS=redis://HOST:PORT so that the nodes' "
-		    "helpers can meet", t->v[AC_NNODES]);
+		    "ACCELCTL_RENDEZVOUS=redis://HOST:PORT to a Redis the nodes "
+		    "reach, or run eval \"$(accelctl rendezvous start)\" in the "
+		    "job script before starting the ranks", t->v[AC_NNODES]);
 		return AC_EXIT_USAGE;
 	}
 #if ACCELCTL_HAVE_HIREDIS

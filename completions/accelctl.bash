@@ -8,8 +8,9 @@
 
 _accelctl_commands='is-main is-local-main on-main on-local-main on-process
 on-local-process print barrier main-first broadcast abort status info check
-launch helper'
+launch helper rendezvous'
 _accelctl_helper_actions='run start stop status'
+_accelctl_rendezvous_actions='start stop status'
 _accelctl_global_opts='-h --help --version --list-commands'
 
 # _accelctl_opts CMD: the options of CMD, as its --help lists them.
@@ -20,6 +21,7 @@ _accelctl_opts()
 	check) echo '--min-busbw --iters --max-size -t --timeout -h --help' ;;
 	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -r --rendezvous -h --help' ;;
 	helper) echo '-r --rendezvous -h --help' ;;
+	rendezvous) echo '--bind --port --dir --redis-server --shell --json -h --help' ;;
 	# print parses no options: only a lone --help (and a leading --) mean something.
 	print) echo '-- --help' ;;
 	on-main | on-local-main | on-process | on-local-process)
@@ -107,8 +109,27 @@ _accelctl()
 		_accelctl_helper_action_due || return 0
 	fi
 
+	# rendezvous: the values of its options, then one action.
+	if [[ $cmd == rendezvous && $cur != -* ]]; then
+		case ${COMP_WORDS[COMP_CWORD-1]} in
+		--shell) mapfile -t COMPREPLY < <(compgen -W 'sh fish' -- "$cur") ;;
+		--dir) compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+		--redis-server) compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+		--bind | --port) ;;
+		*)
+			for ((i = 2; i < COMP_CWORD; i++)); do
+				[[ " $_accelctl_rendezvous_actions " == *" ${COMP_WORDS[i]} "* ]] && return 0
+			done
+			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_rendezvous_actions" -- "$cur") ;;
+		esac
+		return 0
+	fi
+
 	# Only options are offered: positionals (N, K, M) are numbers, NAME,
-	# VALUE, REASON and URL are free text; helper's action is the exception.
+	# VALUE, REASON and URL are free text; the actions of helper and
+	# rendezvous are the exceptions.
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_accelctl_opts "$cmd")" -- "$cur")
 	elif [[ $cmd == helper ]]; then

@@ -37,7 +37,7 @@ function __accelctl_child
     complete -C (string join -- ' ' (string escape -- $words[(math $i + 3)..-1]) (commandline -ct))
 end
 
-set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper
+set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper rendezvous
 set -l runners on-main on-local-main on-process on-local-process
 
 complete -c accelctl -f
@@ -61,9 +61,10 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a info -d '
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a check -d "all-reduce bandwidth test among the nodes' GPUs"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d 'start K processes on each of M simulated nodes'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a helper -d "run, start, stop or look at this node's helper"
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a rendezvous -d "start a private redis-server for this job's nodes"
 
 # Every subcommand but print (which parses no options) takes -h/--help.
-set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper
+set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper rendezvous
 complete -c accelctl -n "__fish_seen_subcommand_from $helped; and not __accelctl_after_dashdash" -s h -l help -d 'show help'
 complete -c accelctl -n "__fish_seen_subcommand_from print; and test (count (commandline -opc)) -eq 2" -l help -d 'show help'
 
@@ -85,6 +86,18 @@ complete -c accelctl -n __accelctl_helper_needs_action -a run -d 'serve in the f
 complete -c accelctl -n __accelctl_helper_needs_action -a start -d 'start it detached unless it runs'
 complete -c accelctl -n __accelctl_helper_needs_action -a stop -d 'stop it (its state stays on disk)'
 complete -c accelctl -n __accelctl_helper_needs_action -a status -d 'show it; exit 1 if none runs'
+
+set -l in_rdv "__fish_seen_subcommand_from rendezvous"
+complete -c accelctl -n $in_rdv -l bind -x -d "listen on ADDR (default: this host's address)"
+complete -c accelctl -n $in_rdv -l port -x -d 'listen on port N (default: a free one)'
+complete -c accelctl -n $in_rdv -l dir -r -a '(__fish_complete_directories)' -d "make the job's directory in DIR"
+complete -c accelctl -n $in_rdv -l redis-server -r -F -d 'the redis-server to run'
+complete -c accelctl -n $in_rdv -l shell -x -a 'sh fish' -d 'print lines for sh (default) or fish'
+complete -c accelctl -n $in_rdv -l json -d 'print one JSON object instead'
+set -l rdv_action "__fish_seen_subcommand_from rendezvous; and not __fish_seen_subcommand_from start stop status"
+complete -c accelctl -n $rdv_action -a start -d 'start it and print the lines to eval'
+complete -c accelctl -n $rdv_action -a stop -d 'stop it now'
+complete -c accelctl -n $rdv_action -a status -d 'show it; exit 1 if none runs'
 
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l json -d 'print one JSON object'
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l shell -d 'print ACCELCTL_*=value lines for eval'

@@ -65,8 +65,18 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 			at = NULL;
 		if (at != NULL) {
 			const char *c = memchr(p, ':', (size_t)(at - p));
-			if (c == NULL ? copy(u->password, sizeof(u->password), p,
-			    (size_t)(at - p)) : (copy(u->user, sizeof(u->user), p,
+			/*
+			 * "redis://WORD@host": WORD is the password, unless the
+			 * password comes from a file: then it is the user ("accelctl rendezvous start" prints
+			 * redis://accelctl@host:port and the file's name).
+			 */
+			int word_is_user = c == NULL && password_file != NULL &&
+			    *password_file != '\0';
+
+			if (word_is_user ? copy(u->user, sizeof(u->user), p,
+			    (size_t)(at - p)) : c == NULL ? copy(u->password,
+			    sizeof(u->password), p, (size_t)(at - p)) :
+			    (copy(u->user, sizeof(u->user), p,
 			    (size_t)(c - p)) | copy(u->password, sizeof(u->password),
 			    c + 1, (size_t)(at - c - 1)))) {
 				snprintf(err, errlen, "invalid rendezvous: user or "

@@ -16,7 +16,9 @@ struct ac_rdv_url {
 
 /*
  * Parse URL into U; the password may instead come from the file named by
- * PASSWORD_FILE (its first line), which wins when given. Returns 0, or -1
+ * PASSWORD_FILE (its first line), which wins when given. With a password
+ * file, the one word of "redis://WORD@host:port" is the user; without, it is
+ * the password. Returns 0, or -1
  * with a reason in ERR that never contains the password.
  */
 int ac_rdv_parse(const char *url, const char *password_file,

@@ -1,9 +1,14 @@
-/* test_parsers.c: unit tests of the number, Slurm list and option parsers. */
+/* test_parsers.c: unit tests of the number, Slurm list, option and rendezvous
+ * URL parsers, and of the SHA-256 behind the rendezvous server's ACL user. */
 #include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "check.h"
 #include "num.h"
+#include "rdvurl.h"
+#include "sha256.h"
 #include "slurm.h"
 
 static void
@@ -104,6 +109,60 @@ test_args(void)
 	    a.help);
 }
 
+static void
+test_rdvurl(void)
+{
+	struct ac_rdv_url u;
+	char err[512], file[] = "/tmp/test_parsers.XXXXXX";
+	int fd = mkstemp(file);
+
+	CHECK(fd != -1 && write(fd, "from-file\n", 10) == 10);
+	close(fd);
+	CHECK(ac_rdv_parse("redis://u:pw@h:1/2", NULL, &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.user, "u");
+	CHECK_STR(u.password, "pw");
+	CHECK(u.port == 1 && u.db == 2);
+	/* One word before '@': the password, as before... */
+	CHECK(ac_rdv_parse("redis://word@h:1", NULL, &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.user, "");
+	CHECK_STR(u.password, "word");
+	CHECK(ac_rdv_parse("redis://word@h:1", "", &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.password, "word");
+	/* ...but the user when the password comes from a file (what
+	 * "accelctl rendezvous start" prints). */
+	CHECK(ac_rdv_parse("redis://accelctl@10.0.0.1:6379", file, &u, err,
+	    sizeof(err)) == 0);
+	CHECK_STR(u.user, "accelctl");
+	CHECK_STR(u.password, "from-file");
+	CHECK_STR(u.where, "10.0.0.1:6379");
+	CHECK(ac_rdv_parse("redis://u:url-pw@h:1", file, &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.user, "u");
+	CHECK_STR(u.password, "from-file");
+	CHECK(ac_rdv_parse("redis://[::1]:7", file, &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.host, "::1");
+	CHECK_STR(u.user, "");
+	CHECK(ac_rdv_parse("redis://x@h:1", "/nonexistent/pw", &u, err,
+	    sizeof(err)) == -1);
+	unlink(file);
+}
+
+static void
+test_sha256(void)
+{
+	char hex[65], big[1000];
+
+	/* FIPS 180-4 examples, and lengths around the padding's edges. */
+	ac_sha256_hex("", 0, hex);
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	ac_sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	ac_sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex);
+	CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	memset(big, 'a', sizeof(big));
+	ac_sha256_hex(big, sizeof(big), hex);
+	CHECK_STR(hex, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
 int
 main(void)
 {
@@ -111,5 +170,7 @@ main(void)
 	test_shorten();
 	test_slurm();
 	test_args();
+	test_rdvurl();
+	test_sha256();
 	return CHECK_DONE();
 }

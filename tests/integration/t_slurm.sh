@@ -1,7 +1,8 @@
 # t_slurm.sh: every subcommand under real Slurm (slurmctld and 4 slurmd on this host, see
 # slurm.sh): srun on 2 to 4 nodes, the README's sbatch script (several steps, exit-code
-# checks, one rank failing under barrier --status), srun -K, torchrun inside srun, and
-# mpirun in an allocation.
+# checks, one rank failing under barrier --status), the README's jobs that start their
+# own rendezvous (sbatch on 4 nodes, an mpirun wrapper), srun -K, torchrun inside srun,
+# and mpirun in an allocation.
 # Skipped (ctest: Not Run) where Slurm cannot run here: not root, no slurm-wlm, no unshare.
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/redis.sh"
@@ -76,6 +77,41 @@ testSbatchReadmeJobOneRankFails() {
 	assertEquals "no upload" 0 "$(lines "$d/log.upload-checkpoint.sh")"
 	assertEquals "no second step" 0 "$(lines "$d/log.clean-scratch.sh")"
 	assertNotContains "no 'job done'" "$(cat "$d/job.out")" "job done"
+}
+
+# The README's job with a rendezvous of its own: 4 nodes, the server bound to the
+# batch host's address (a real one, not loopback or the wildcard), gone with the job.
+testSbatchRendezvousReadme() {
+	local d; d=$(scratch)/batch-rdv
+	mkdir -p "$d"
+	make_stubs "$d"
+	readme_snippet sbatch-rendezvous.sh "$d/job.sh"
+	(cd "$d" && slurm_env timeout 180 sbatch --wait -o job.out job.sh >sbatch.out 2>&1)
+	assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 $?
+	local url addr
+	url=$(sed -n 's/^meeting at //p' "$d/job.out")
+	addr=${url#redis://accelctl@}; addr=${addr%:*}
+	assertContains "the job's own server" "$url" "redis://accelctl@"
+	case $addr in 127.* | 0.0.0.0 | "") fail "bound to '$addr', not the batch host's address" ;; esac
+	assertContains "an address of this host" "$(ip -o addr 2>/dev/null || hostname -I)" "$addr"
+	assertEquals "train ran on all 8 ranks" 8 "$(lines "$d/log.train.py")"
+	assertEquals "fetch-data once per node" "n1
+n2
+n3
+n4" "$(cut -d' ' -f1 "$d/log.fetch-data.sh" | sort)"
+	assertEquals "the server's directory went with the job" "" "$(ls -A "$d/.accelctl")"
+	assertNotContains "not the suite's Redis" "$(cat "$d/job.out")" "unix://"
+}
+
+testMpirunRendezvousReadme() {
+	local d; d=$(scratch)/mpi-rdv; mkdir -p "$d"
+	make_stubs "$d"
+	readme_snippet mpirun-rendezvous.sh "$d/job.sh"
+	(cd "$d" && slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o job.out job.sh >/dev/null 2>&1)
+	assertEquals "sbatch: $(cat "$d/job.out")" 0 $?
+	assertEquals "prepare once, on rank 0" "n1 0" "$(cat "$d/log.prepare.sh")"
+	assertEquals "solver on all 4" 4 "$(lines "$d/log.solver")"
+	assertEquals "the server's directory went with the job" "" "$(ls -A "$d/.accelctl")"
 }
 
 # srun -K kills the ranks still waiting when one exits non-zero: nothing hangs or lingers.

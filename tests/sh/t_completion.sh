@@ -110,6 +110,21 @@ testBashHelperActions() {
 	done
 }
 
+testBashRendezvous() {
+	local m
+	for m in with without; do
+		assertEquals "$m: accelctl rendezvous " "start status stop" \
+			"$(bash_complete $m 'accelctl rendezvous ' | joined)"
+		assertEquals "$m: accelctl rendezvous start " "" "$(bash_complete $m 'accelctl rendezvous start ')"
+		assertOffers "$m: accelctl rendezvous -" "$(bash_complete $m 'accelctl rendezvous -')" --bind
+		assertOffers "$m: accelctl rendezvous start --" "$(bash_complete $m 'accelctl rendezvous start --')" --redis-server
+		assertEquals "$m: accelctl rendezvous --shell " "fish sh" "$(bash_complete $m 'accelctl rendezvous --shell ' | joined)"
+		assertEquals "$m: accelctl rendezvous --port " "" "$(bash_complete $m 'accelctl rendezvous --port ')"
+		assertEquals "$m: accelctl rendezvous --port 7 " "start status stop" \
+			"$(bash_complete $m 'accelctl rendezvous --port 7 ' | joined)"
+	done
+}
+
 testBashChildArguments() {
 	local m got
 	for m in with without; do
@@ -150,6 +165,11 @@ testFish() {
 	assertOffers "fish: accelctl helper -" "$(fish_complete 'accelctl helper -')" --rendezvous
 	assertEquals "fish: accelctl helper -r redis://h:6379 " "run start status stop" \
 		"$(fish_complete 'accelctl helper -r redis://h:6379 ' | joined)"
+	assertEquals "fish: accelctl rendezvous " "start status stop" \
+		"$(fish_complete 'accelctl rendezvous ' | joined)"
+	assertOffers "fish: accelctl rendezvous start --" "$(fish_complete 'accelctl rendezvous start --')" --shell
+	assertEquals "fish: accelctl rendezvous start --shell " "fish sh" \
+		"$(fish_complete 'accelctl rendezvous start --shell ' | joined)"
 }
 
 # zsh_complete LINE: zsh's candidates for LINE, typed with a TAB into an
@@ -192,6 +212,9 @@ testZsh() {
 	assertOffers "zsh: accelctl helper -" "$(zsh_complete 'accelctl helper -')" --rendezvous
 	assertEquals "zsh: accelctl helper -r redis://h:6379 " "run start status stop" \
 		"$(zsh_complete 'accelctl helper -r redis://h:6379 ' | joined)"
+	assertEquals "zsh: accelctl rendezvous " "start status stop" \
+		"$(zsh_complete 'accelctl rendezvous ' | joined)"
+	assertOffers "zsh: accelctl rendezvous --" "$(zsh_complete 'accelctl rendezvous --')" --redis-server
 }
 
 load_shunit2

@@ -114,4 +114,28 @@ v" "$(cat "$base/out0" "$base/out1")"
 	redis_stop
 }
 
+# rendezvous: start (the supervisor it forks runs under valgrind too, its
+# report in the log it removes), status, stop, and the error paths.
+testRendezvousPaths() {
+	command -v redis-server >/dev/null || startSkipping
+	local d; d=$(scratch)/rdv; mkdir -m 700 "$d"
+	vg HOME="$d" -- rendezvous start --dir "$d" --bind 127.0.0.1
+	assertEquals "rendezvous start" 0 "$rc"
+	local pw; pw=$(ls "$d"/rendezvous.*/password)
+	vg ACCELCTL_REDIS_PASSWORD_FILE="$pw" -- rendezvous status
+	assertEquals "rendezvous status" 0 "$rc"
+	vg ACCELCTL_REDIS_PASSWORD_FILE="$pw" -- rendezvous stop
+	assertEquals "rendezvous stop" 0 "$rc"
+	vg ACCELCTL_REDIS_PASSWORD_FILE="$pw" -- rendezvous status
+	vg -- rendezvous status
+	vg HOME="$d" -- rendezvous start --port 0
+	vg HOME="$d" -- rendezvous start --redis-server /no/such/redis-server
+	# No redis-server on PATH (valgrind and valgrind.bin alone there).
+	mkdir "$d/bin" && ln -s "$(command -v valgrind)"* "$d/bin/"
+	vg HOME="$d" PATH="$d/bin" -- rendezvous start
+	assertEquals "no redis-server: 125" 125 "$rc"
+	vg -- rendezvous begin
+	vg -- rendezvous --help
+}
+
 load_shunit2

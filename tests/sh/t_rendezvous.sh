@@ -1,0 +1,382 @@
+# t_rendezvous.sh: "accelctl rendezvous": a private redis-server for one job. start,
+# status and stop; the printed lines under bash, dash, zsh and fish; a 4-node launch
+# through it; the starting script killed with SIGKILL; no redis-server; two jobs at
+# once; the password nowhere but in its file; modes; wrong passwords and commands
+# outside the ACL refused; a redis-server that dies is started again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/port.sh"
+
+oneTimeSetUp() {
+	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; exit "$SKIP"; }
+	command -v redis-cli >/dev/null || { echo "redis-cli not installed: skipped" >&2; exit "$SKIP"; }
+}
+
+setUp() {
+	H=$(scratch)/home.$RANDOM$RANDOM
+	mkdir -p "$H"
+}
+
+# job SHELL SCRIPT: SCRIPT run by SHELL in a clean environment whose HOME is $H,
+# like a batch script; stdout, stderr and status into $out, $err, $rc.
+job() {
+	local sh=$1; shift
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="$H" TMPDIR="$(scratch)" \
+		${EXTRA_ENV:-} timeout 60 "$sh" -c "$1" >"$(scratch)/jout" 2>"$(scratch)/jerr"
+	rc=$?
+	out=$(cat "$(scratch)/jout")
+	err=$(cat "$(scratch)/jerr")
+}
+
+# gone_within MS DIR PID PORT ADDR: true once DIR is removed, PID gone and nothing
+# listens on ADDR:PORT, within MS milliseconds; prints how long it took.
+gone_within() {
+	local ms=$1 dir=$2 pid=$3 port=$4 addr=$5 t0 now
+	t0=$(date +%s%N)
+	while :; do
+		now=$(( ($(date +%s%N) - t0) / 1000000 ))
+		if [ ! -e "$dir" ] && ! kill -0 "$pid" 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
+			echo "$now"
+			return 0
+		fi
+		[ "$now" -gt "$ms" ] && { echo "$now"; return 1; }
+		sleep 0.01
+	done
+}
+
+# state_of DIR KEY: a field of the server's state file.
+state_of() { awk -v k="$2" '$1 == k { print $2 }' "$1/state"; }
+
+testStartStatusStop() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		echo "url=$ACCELCTL_RENDEZVOUS"
+		echo "pwfile=$ACCELCTL_REDIS_PASSWORD_FILE"
+		accelctl rendezvous status; echo "status=$?"
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		redis=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
+		accelctl rendezvous stop; echo "stop=$?"
+		[ -e "$d" ] && echo "dir left"
+		kill -0 "$redis" 2>/dev/null && echo "redis left"
+		accelctl rendezvous status; echo "status-after=$?"
+		accelctl rendezvous stop; echo "stop-again=$?"'
+	assertEquals "script: $err" 0 "$rc"
+	assertContains "$out" "url=redis://accelctl@"
+	assertContains "$out" "pwfile=$H/.accelctl/rendezvous."
+	assertContains "status shows the address" "$out" "rendezvous redis://accelctl@"
+	assertContains "status shows uptime" "$out" "uptime "
+	assertContains "status shows helpers" "$out" "helpers "
+	assertContains "status shows memory" "$out" "memory "
+	assertContains "status shows commands per second" "$out" " per second now"
+	assertContains "$out" "status=0"
+	assertContains "$out" "stop=0"
+	assertNotContains "stop removed the directory" "$out" "dir left"
+	assertNotContains "stop stopped redis-server" "$out" "redis left"
+	assertContains "no server after stop: status exits 1" "$out" "status-after=1"
+	assertContains "stop with nothing to stop" "$out" "stop-again=0"
+	assertEquals "nothing on stderr" "" "$err"
+	assertEquals "the job directory is gone" "" "$(ls "$H/.accelctl")"
+}
+
+# The printed lines work where they are evaluated; the server lives as long as
+# the script, not as long as the $(...) subshell, and stops when it ends.
+# checkShell SHELL START-LINE [fish]
+checkShell() {
+	local sh=$1 script=$2 st='$?'
+	[ "${3:-}" = fish ] && st='$status'
+	job "$sh" "$script
+		sleep 0.3   # longer than the \$(...) lived
+		accelctl rendezvous status >/dev/null; echo status=$st
+		accelctl launch --nnodes 2 -n 1 -- accelctl barrier in-$sh; echo barrier=$st
+		dirname \"\$ACCELCTL_REDIS_PASSWORD_FILE\""
+	assertEquals "$sh: $err" 0 "$rc"
+	assertContains "$sh: alive after the substitution" "$out" "status=0"
+	assertContains "$sh: a 2-node barrier through it" "$out" "barrier=0"
+	local d; d=$(printf '%s\n' "$out" | tail -n 1)
+	local i=0
+	while [ -e "$d" ] && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+	assertFalse "$sh: the directory went with the script" "[ -e '$d' ]"
+}
+
+testBashEval() { checkShell bash 'eval "$(accelctl rendezvous start)" || exit'; }
+testDashEval() { checkShell dash 'eval "$(accelctl rendezvous start)" || exit'; }
+testZshEval() {
+	command -v zsh >/dev/null || startSkipping
+	checkShell zsh 'eval "$(accelctl rendezvous start)" || exit'
+}
+testFishSource() {
+	command -v fish >/dev/null || startSkipping
+	checkShell fish 'accelctl rendezvous start --shell fish | source; or exit 1' fish
+}
+testFishEval() {
+	command -v fish >/dev/null || startSkipping
+	checkShell fish 'eval (accelctl rendezvous start --shell fish); or exit 1' fish
+}
+# A subshell between the script and accelctl (dash forks one for a compound
+# command): the server must follow the script, not the subshell.
+testSubshellInSubstitution() {
+	checkShell dash 'eval "$(cd / && accelctl rendezvous start)" || exit'
+	checkShell bash 'eval "$( (accelctl rendezvous start) )" || exit'
+}
+
+testFourNodeLaunch() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		accelctl launch --nnodes 4 -n 2 --tag -- sh -c "
+			for i in 1 2 3 4 5; do accelctl barrier --timeout 30s loop || exit; done
+			accelctl broadcast --timeout 30s word \"\$(hostname)-from-0\"
+			accelctl barrier --status \$((ACCELCTL_RANK == 5 ? 4 : 0)) --timeout 30s st; echo rc=\$?"'
+	assertEquals "8 ranks got the broadcast: $err" 8 "$(printf '%s\n' "$out" | grep -c -- "-from-0$")"
+	assertEquals "8 ranks agreed on rank 5's status" 8 "$(printf '%s\n' "$out" | grep -c 'rc=4$')"
+}
+
+testKilledScript() {
+	local d; d=$(scratch)/killed; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" HOME="$H" bash -c '
+		eval "$(accelctl rendezvous start)" || exit
+		dirname "$ACCELCTL_REDIS_PASSWORD_FILE" >'"$d"'/dir.tmp
+		mv '"$d"'/dir.tmp '"$d"'/dir
+		sleep 60; true' >"$d/out" 2>&1 &
+	local script=$! i=0
+	while [ ! -s "$d/dir" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	local dir port addr redis
+	dir=$(cat "$d/dir")
+	port=$(state_of "$dir" port) addr=$(state_of "$dir" addr) redis=$(state_of "$dir" redis)
+	assertTrue "redis-server runs" "kill -0 $redis"
+	kill -9 "$script"
+	local took
+	took=$(gone_within 1000 "$dir" "$redis" "$port" "$addr")
+	assertTrue "server, port and files gone within 1 s of SIGKILL (${took} ms)" $?
+	wait "$script" 2>/dev/null
+	pkill -P "$script" sleep 2>/dev/null
+	echo "SIGKILL to gone: $took ms" >&2
+}
+
+testNoRedisServer() {
+	local bin; bin=$(scratch)/nobin; mkdir -p "$bin"
+	ln -sf "$(command -v timeout)" "$bin/timeout"
+	ln -sf "$(command -v env)" "$bin/env"
+	run PATH="$ACCELCTL_BIN_DIR:$bin" HOME="$H" -- rendezvous start
+	assertRc 125 "no redis-server on PATH"
+	assertErrMatches "accelctl: rendezvous: redis-server not found on PATH"
+	assertErrMatches "apt-get install redis-server"
+	assertErrMatches "ACCELCTL_RENDEZVOUS"
+	assertOneLineErr
+	assertEquals "nothing printed to eval" "" "$out"
+	run HOME="$H" -- rendezvous start --redis-server /no/such/redis-server
+	assertRc 125 "--redis-server that does not exist"
+	assertErrMatches "cannot execute --redis-server '/no/such/redis-server'"
+	run HOME="$H" ACCELCTL_REDIS_SERVER=/bin/true -- rendezvous start
+	assertRc 125 "ACCELCTL_REDIS_SERVER that is not Redis"
+	assertErrMatches "does not say a Redis version"
+	assertEquals "no directory left" "" "$(ls -A "$H/.accelctl" 2>/dev/null)"
+}
+
+# The multi-node error without a rendezvous names both ways out.
+testNoRendezvousMessage() {
+	run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
+		ACCELCTL_NODE_RANK=0 ACCELCTL_NNODES=2 -- barrier x
+	assertRc 2 "multi-node without a rendezvous"
+	assertErrMatches "ACCELCTL_RENDEZVOUS=redis://HOST:PORT"
+	assertErrMatches 'eval "$(accelctl rendezvous start)"'
+}
+
+testTwoJobsAtOnce() {
+	local d; d=$(scratch)/two; mkdir -p "$d"
+	local script='
+		eval "$(accelctl rendezvous start)" || exit
+		echo "$ACCELCTL_RENDEZVOUS" >'"$d"'/url.$JOB
+		echo "$ACCELCTL_REDIS_PASSWORD_FILE" >'"$d"'/pw.$JOB
+		accelctl launch --nnodes 2 -n 2 -- sh -c "for i in \$(seq 1 20); do accelctl barrier --timeout 30s same-name || exit; done"
+		echo "rc=$?"
+		until [ -e '"$d"'/checked ]; do sleep 0.05; done'
+	EXTRA_ENV="JOB=a" job bash "$script" &
+	local a=$!
+	EXTRA_ENV="JOB=b" job bash "$script" >/dev/null
+	local i=0
+	while [ ! -s "$d/pw.a" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	assertNotEquals "two servers" "$(cat "$d/url.a")" "$(cat "$d/url.b")"
+	assertNotEquals "two directories" "$(cat "$d/pw.a")" "$(cat "$d/pw.b")"
+	touch "$d/checked"
+	wait "$a"
+	# Job b ran its loop beside job a (same barrier name, same host) and passed.
+	assertContains "job b: $err" "$out" "rc=0"
+}
+
+# Each job's password opens only its own server.
+testJobsNeverMeet() {
+	local d; d=$(scratch)/meet; mkdir -p "$d"
+	local script='eval "$(accelctl rendezvous start)" || exit
+		echo "$ACCELCTL_RENDEZVOUS $ACCELCTL_REDIS_PASSWORD_FILE" >'"$d"'/$JOB.tmp; mv '"$d"'/$JOB.tmp '"$d"'/$JOB
+		until [ -e '"$d"'/done ]; do sleep 0.05; done'
+	EXTRA_ENV="JOB=a" job bash "$script" &
+	local a=$!
+	(EXTRA_ENV="JOB=b" job bash "$script") &
+	local b=$! i=0
+	while { [ ! -s "$d/a" ] || [ ! -s "$d/b" ]; } && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	local url_b pw_a hp
+	url_b=$(cut -d' ' -f1 "$d/b"); pw_a=$(cat "$(cut -d' ' -f2 "$d/a")")
+	hp=${url_b#redis://accelctl@}
+	assertContains "job a's password refused by job b's server" \
+		"$(REDISCLI_AUTH=$pw_a redis-cli --no-auth-warning --user accelctl -h "${hp%:*}" -p "${hp##*:}" ping 2>&1)" "WRONGPASS"
+	touch "$d/done"
+	wait "$a" "$b"
+}
+
+# The password is in its file only: not in any argv (ps -ef, /proc/*/cmdline),
+# environment (/proc/*/environ), log, state file or output, while a job runs.
+testPasswordNowhereElse() {
+	local d; d=$(scratch)/pw; mkdir -p "$d"
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		dir=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		accelctl launch --nnodes 2 -n 2 -- sh -c "
+			accelctl barrier --timeout 30s in
+			if [ \$ACCELCTL_RANK = 0 ]; then
+				ps -ef >'"$d"'/ps
+				for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do
+					tr \"\\\\0\" \" \" <\$f 2>/dev/null; echo
+				done >'"$d"'/proc
+				cp $dir/log $dir/state '"$d"'/
+				cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/helper.log
+				accelctl rendezvous status >'"$d"'/status 2>&1
+			fi
+			accelctl barrier --timeout 30s out"
+		echo "launch=$?"
+		cat "$ACCELCTL_REDIS_PASSWORD_FILE" >'"$d"'/password'
+	assertContains "the job ran: $err" "$out" "launch=0"
+	local pw; pw=$(cat "$d/password")
+	assertEquals "a 256-bit password in hex" 64 "${#pw}"
+	assertTrue "the helpers were connected" "grep -q 'helpers    2 ' '$d/status'"
+	assertTrue "/proc was read" "[ $(wc -l <"$d/proc") -gt 10 ]"
+	local f
+	for f in ps proc log state helper.log status jout jerr; do
+		assertFalse "the password is not in $f" "grep -qF '$pw' '$d/$f' '$(scratch)/$f' 2>/dev/null"
+	done
+	assertNotContains "not in the output" "$out$err" "$pw"
+}
+
+testModes() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		stat -c "%a %n" "$(dirname "$d")" "$d" "$d"/*'
+	assertEquals "$err" 0 "$rc"
+	assertContains "parent 0700" "$out" "700 $H/.accelctl
+"
+	assertTrue "job directory 0700" "printf '%s\n' '$out' | grep -q '^700 .*/rendezvous\.[^/]*$'"
+	assertTrue "password file 0600" "printf '%s\n' '$out' | grep -q '^600 .*/password$'"
+	assertEquals "every file 0600" "" "$(printf '%s\n' "$out" | grep '/rendezvous\.[^/]*/' | grep -v '^600 ')"
+	# A parent of someone else's making (group-writable) is refused.
+	chmod 770 "$H/.accelctl"
+	job bash 'accelctl rendezvous start'
+	assertEquals "unsafe parent: exit 2" 2 "$rc"
+	assertContains "$err" "has unsafe permissions"
+	# In a Slurm job: under the submit directory.
+	chmod 700 "$H/.accelctl"
+	mkdir -p "$(scratch)/submit"
+	EXTRA_ENV="SLURM_JOB_ID=77 SLURM_SUBMIT_DIR=$(scratch)/submit" job bash '
+		eval "$(accelctl rendezvous start)" || exit; echo "$ACCELCTL_REDIS_PASSWORD_FILE"'
+	assertContains "Slurm: under \$SLURM_SUBMIT_DIR, named after the job" "$out" "$(scratch)/submit/.accelctl/rendezvous.77."
+}
+
+testRefused() {
+	local d; d=$(scratch)/refused; mkdir -p "$d"
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		hp=${ACCELCTL_RENDEZVOUS#redis://accelctl@}; h=${hp%:*} p=${hp##*:}
+		cli() { redis-cli --no-auth-warning -h "$h" -p "$p" "$@" 2>&1; }
+		echo "default: $(cli ping)"
+		echo "default-auth: $(cli auth anything)"
+		echo "wrong: $(REDISCLI_AUTH=not-the-password cli --user accelctl ping)"
+		pw=$(cat "$ACCELCTL_REDIS_PASSWORD_FILE")
+		echo "right: $(REDISCLI_AUTH=$pw cli --user accelctl ping)"
+		echo "flushall: $(REDISCLI_AUTH=$pw cli --user accelctl flushall)"
+		echo "config: $(REDISCLI_AUTH=$pw cli --user accelctl config get requirepass)"
+		echo "other-key: $(REDISCLI_AUTH=$pw cli --user accelctl set elsewhere 1)"
+		echo "own-key: $(REDISCLI_AUTH=$pw cli --user accelctl set accelctl:x 1)"
+		echo "function: $(REDISCLI_AUTH=$pw cli --user accelctl function list)"
+		echo "evalsha: $(REDISCLI_AUTH=$pw cli --user accelctl script load "return 1")"'
+	assertContains "$out" "default: NOAUTH"
+	assertContains "$out" "default-auth: WRONGPASS"
+	assertContains "$out" "wrong: AUTH failed: WRONGPASS"
+	assertContains "$out" "right: PONG"
+	assertContains "$out" "flushall: NOPERM"
+	assertContains "$out" "config: NOPERM"
+	assertContains "$out" "other-key: NOPERM"
+	assertContains "$out" "own-key: OK"
+	assertNotContains "FUNCTION LIST is allowed" "$out" "function: NOPERM"
+	assertContains "SCRIPT LOAD is allowed" "$out" "evalsha: e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+}
+
+testBindPortJson() {
+	local port; port=$(free_port)
+	job bash '
+		accelctl rendezvous start --bind 127.0.0.1 --port '"$port"' --json >j || exit
+		python3 -c "import json,sys; j=json.load(open(\"j\")); print(j[\"rendezvous\"], j[\"port\"], j[\"user\"], j[\"password_file\"].endswith(\"/password\"))"'
+	assertEquals "$err" 0 "$rc"
+	assertEquals "--bind, --port, --json" "redis://accelctl@127.0.0.1:$port $port accelctl True" "$out"
+	# By default the host's address, never the wildcard; 0.0.0.0 only when asked,
+	# and the URL still names an address the others reach.
+	job bash 'eval "$(accelctl rendezvous start)"; accelctl rendezvous status | grep directory'
+	assertNotContains "not bound to all by default" "$out" "listening on 0.0.0.0"
+	job bash 'eval "$(accelctl rendezvous start --bind 0.0.0.0)"; echo "$ACCELCTL_RENDEZVOUS"; accelctl rendezvous status | grep directory'
+	assertContains "--bind 0.0.0.0" "$out" "listening on 0.0.0.0"
+	assertNotContains "the URL names a real address" "$out" "@0.0.0.0:"
+	# --port already taken: exit 125 with redis-server's own reason.
+	job bash 'eval "$(accelctl rendezvous start --bind 127.0.0.1 --port '"$port"')"; accelctl rendezvous start --bind 127.0.0.1 --port '"$port"''
+	assertEquals "a taken --port" 125 "$rc"
+	assertContains "$err" "in use"
+}
+
+testUsageErrors() {
+	run HOME="$H" -- rendezvous
+	assertRc 2 "no action"
+	run HOME="$H" -- rendezvous begin
+	assertRc 2 "unknown action"
+	assertErrMatches "accelctl: rendezvous: unknown action 'begin': start, stop or status"
+	run HOME="$H" -- rendezvous start --port 0
+	assertRc 2 "--port 0"
+	run HOME="$H" -- rendezvous start --port 70000
+	assertRc 2 "--port 70000"
+	assertErrMatches "invalid --port '70000': too large"
+	run HOME="$H" -- rendezvous start --shell csh
+	assertRc 2 "--shell csh"
+	run HOME="$H" -- rendezvous start --shell fish --json
+	assertRc 2 "--shell and --json"
+	run HOME="$H" -- rendezvous start --bind no.such.host.invalid
+	assertRc 2 "unresolvable --bind"
+	assertErrMatches "invalid --bind: cannot resolve 'no.such.host.invalid'"
+	run HOME="$H" -- rendezvous stop --port 1
+	assertRc 2 "start's options on stop"
+	assertErrMatches "--port: for start only"
+	run HOME="$H" -- rendezvous status
+	assertRc 2 "status without ACCELCTL_REDIS_PASSWORD_FILE"
+	assertErrMatches "ACCELCTL_REDIS_PASSWORD_FILE is not set"
+	run HOME="$H" -- rendezvous stop
+	assertRc 2 "stop without ACCELCTL_REDIS_PASSWORD_FILE"
+	run HOME="$H" ACCELCTL_REDIS_PASSWORD_FILE="$H/nothing/password" -- rendezvous status
+	assertRc 1 "status of a server that is gone"
+	assertEquals "no directory left by the errors" "" "$(ls -A "$H/.accelctl" 2>/dev/null)"
+}
+
+# redis-server killed under a running job: the supervisor starts it again on the
+# same port, and the job's barriers go on (the helpers post their state again).
+testRedisRestarted() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		accelctl launch --nnodes 2 -n 2 -- sh -c "
+			for i in \$(seq 1 30); do
+				accelctl barrier --timeout 30s r || exit
+				if [ \$ACCELCTL_RANK = 0 ] && [ \$i = 10 ]; then
+					kill -9 \$(awk \"\\\$1 == \\\"redis\\\" { print \\\$2 }\" $d/state)
+				fi
+			done"
+		echo "launch=$?"
+		grep -c "started /" "$d/log"'
+	assertContains "the loop passed across the restart: $err" "$out" "launch=0"
+	assertEquals "started twice" 2 "$(printf '%s\n' "$out" | tail -n 1)"
+}
+
+load_shunit2
