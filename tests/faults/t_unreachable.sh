@@ -56,6 +56,7 @@ testRefusingThenUp() {
 # k. A server that answers HTTP on the port: 125 at once (long before the 20 s
 # deadline), saying it is not Redis, and no helper crash loop.
 testNotRedisOnThePort() {
+	[ -n "$PY" ] || { startSkipping; fail "python3 not installed"; return; }
 	local d port
 	d=$(scratch)/k port=$(free_port)
 	not_redis_start "$port" || fail "the fake server did not start"
@@ -70,7 +71,7 @@ testNotRedisOnThePort() {
 
 # a under valgrind: the helpers live through the whole wait, without an error.
 testUnreachableHelpersUnderValgrind() {
-	if vg_unavailable; then startSkipping; return; fi
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
 	local d port
 	d=$(scratch)/vga port=$(free_port)
 	RDV=redis://127.0.0.1:$port
@@ -85,7 +86,7 @@ testUnreachableHelpersUnderValgrind() {
 
 # b under valgrind.
 testRefusingThenUpHelpersUnderValgrind() {
-	if vg_unavailable; then startSkipping; return; fi
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
 	local d; d=$(scratch)/vgb
 	REDIS_PORT=$(free_port)
 	RDV=redis://127.0.0.1:$REDIS_PORT
