@@ -10,7 +10,7 @@
 set -eu
 
 build="cmake gcc make libc6-dev pkg-config libhiredis-dev libcurl4-openssl-dev"
-test="$build shunit2 valgrind mandoc man-db bash-completion zsh fish python3 procps redis-server redis-tools
+test="$build shunit2 valgrind mandoc man-db bash-completion zsh fish python3 procps iproute2 redis-server redis-tools
 	openmpi-bin slurm-wlm munge python3-torch clang libclang-rt-14-dev"
 bench="$build hyperfine time python3 redis-server redis-tools"
 

@@ -19,10 +19,12 @@ redis_start() {
 	while [ ! -S "$REDIS_SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 }
 
-# redis_cli ARGS...: talk to it (as the default user, or REDISCLI_AUTH).
-redis_cli() { redis-cli -s "$REDIS_SOCK" "$@"; }
+# redis_cli ARGS...: talk to it (as the default user, or REDISCLI_AUTH); bounded,
+# so a stopped (SIGSTOP) or hung server fails the test instead of hanging it.
+redis_cli() { timeout 10 redis-cli -s "$REDIS_SOCK" "$@"; }
 
 redis_kill() {
+	[ -n "${REDIS_DIR:-}" ] || return 0
 	[ -f "$REDIS_DIR/pid" ] && kill -9 "$(cat "$REDIS_DIR/pid")" 2>/dev/null
 	local i=0
 	while [ -S "$REDIS_SOCK" ] && redis_cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
@@ -37,3 +39,35 @@ redis_restart() {
 }
 
 redis_stop() { redis_kill; }
+
+# redis_pid: the running server's pid (from its pid file; empty when none runs).
+redis_pid() { cat "$REDIS_DIR/pid" 2>/dev/null; }
+
+# redis_wait_gone PID: wait (at most 10 s) until PID has exited; 1 if it has not.
+redis_wait_gone() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $i -lt 500 ] || return 1
+		sleep 0.02; i=$((i + 1))
+	done
+	rm -f "$REDIS_SOCK" "$REDIS_DIR/pid"
+}
+
+# redis_term: a graceful stop with SIGTERM (what systemctl stop does); returns once
+# the server has exited, so redis_restart can bind the same port again.
+redis_term() {
+	local p; p=$(redis_pid)
+	[ -n "$p" ] && kill -TERM "$p" && redis_wait_gone "$p"
+}
+
+# redis_shutdown: the same through the protocol, SHUTDOWN NOSAVE.
+redis_shutdown() {
+	local p; p=$(redis_pid)
+	[ -n "$p" ] || return 1
+	redis_cli shutdown nosave >/dev/null 2>&1
+	redis_wait_gone "$p"
+}
+
+# redis_pause / redis_resume: stall the server (SIGSTOP) and let it go on (SIGCONT).
+redis_pause() { kill -STOP "$(redis_pid)"; }
+redis_resume() { kill -CONT "$(redis_pid)"; }

@@ -1,0 +1,115 @@
+# t_restart.sh: faults c, d, e and l of issue 10: Redis (TCP) stopped gracefully
+# (SIGTERM, SHUTDOWN NOSAVE) or killed (SIGKILL) and restarted empty in the
+# middle of a 4-node x 2-rank loop of 40 barriers, stalled (SIGSTOP) for 3 s or
+# past the deadline, and busy in DEBUG SLEEP 2 during a barrier; c again with
+# the node helpers under valgrind.
+. "$(dirname "$0")/lib.sh"
+
+tearDown() { faults_teardown; }
+
+GENS=40
+
+# restart_mid_loop HOW NODES RANKS GENS: the loop; at a quarter of it, while
+# the last node is held back and the others' arrivals are in Redis, Redis is
+# stopped with HOW (redis_term, redis_shutdown, redis_kill) and started again,
+# empty, on the same port 0.5 s later; then the last node arrives.
+restart_mid_loop() {
+	local how=$1 nodes=$2 ranks=$3 gens=$4 hold=$(($4 / 4)) d; d=$(scratch)/$1$RANDOM
+	[ -n "${VG:-}" ] || redis_start
+	RDV=redis://127.0.0.1:$REDIS_PORT
+	[ -z "${VG:-}" ] || vg_helpers_start "$d" "$nodes" "$ranks" || return
+	job_start "$d" "$nodes" "$ranks" "loop $gens 20s $hold $((nodes - 1)) restarted"
+	if at_gen "$d" "$hold"; then
+		wait_node_posted "$d" "$nodes" "$ranks" 0 loop "$hold" || echo "warning: node 0 not seen waiting at loop" >&2
+		fault "$d" stop
+		"$how" || fail "$how: Redis did not stop"
+		sleep 0.5
+		redis_restart
+		fault "$d" restarted
+	fi
+	touch "$d/restarted"
+	job_wait
+	assertAllRc 0 "$d" $((nodes * ranks)) "$how and a restart mid-loop"
+	assertEquals "every rank entered and passed every generation" $((nodes * ranks * gens * 2)) \
+		"$(cat "$d"/g[0-9]* | wc -l)"
+	assertMidLoop "$d" "$gens" stop restarted
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" "$nodes"
+	[ -z "${VG:-}" ] || vg_helpers_stop "$d" "$nodes" "$ranks"
+}
+
+# c. A graceful stop, as `systemctl restart redis` does it.
+testSigtermRestartMidLoop() { restart_mid_loop redis_term 4 2 $GENS; }
+testShutdownNosaveRestartMidLoop() { restart_mid_loop redis_shutdown 4 2 $GENS; }
+# d.
+testSigkillRestartMidLoop() { restart_mid_loop redis_kill 4 2 $GENS; }
+
+# c with the helpers under valgrind (2 nodes x 2 ranks x 20: valgrind is slow).
+testSigtermRestartHelpersUnderValgrind() {
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	redis_start
+	VG=1 restart_mid_loop redis_term 2 2 20
+}
+
+# e. Redis stalled (SIGSTOP) for 3 s mid-loop, then SIGCONT: the loop completes.
+testStalledThreeSeconds() {
+	local d; d=$(scratch)/stall
+	redis_start
+	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 4 2 "loop $GENS 20s"
+	if at_gen "$d" 10; then
+		redis_pause && fault "$d" stop
+		sleep 3
+		redis_resume && fault "$d" cont
+	fi
+	job_wait
+	assertAllRc 0 "$d" 8 "Redis stalled for 3 s mid-loop"
+	assertMidLoop "$d" $GENS stop cont
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" 4
+}
+
+# e. Stalled past the deadline (4 s, stopped 8 s): every rank exits 124 at its
+# deadline, without waiting for Redis to come back.
+testStalledPastTheDeadline() {
+	local d t0; d=$(scratch)/stall2
+	redis_start
+	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 2 2 '
+		bar warm --timeout 20s || exit
+		touch "$FDIR/warm.$ACCELCTL_RANK"; waitfor stopped
+		bar s --timeout 4s'
+	local i=0
+	until [ "$(ls "$d"/warm.* 2>/dev/null | wc -l)" = 4 ] || [ $i -ge 500 ]; do sleep 0.02; i=$((i + 1)); done
+	redis_pause && fault "$d" stop && touch "$d/stopped"
+	t0=$(date +%s%N)
+	( sleep 8; redis_resume ) & local cont=$!
+	job_wait
+	local waited=$((($(date +%s%N) - t0) / 1000000))
+	wait "$cont"
+	assertAllRc 124 "$d" 4 "Redis stalled past the deadline"
+	assertTrue "at the deadline, not when Redis came back (${waited} ms after the stall)" \
+		"[ $(bar_min_ms "$d" s) -ge 4000 ] && [ $waited -lt 7000 ]"
+	assertNoEarly "$d"
+}
+
+# l. DEBUG SLEEP 2 while node 0 waits at a barrier and node 1 arrives: completes.
+testDebugSleepDuringBarrier() {
+	local d; d=$(scratch)/sleep
+	redis_start --enable-debug-command yes
+	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 2 2 '
+		bar warm --timeout 20s || exit
+		[ $ACCELCTL_NODE_RANK = 1 ] && waitfor sleeping
+		bar d --timeout 20s && bar after --timeout 20s'
+	wait_node_posted "$d" 2 2 0 d 0 || echo "warning: node 0 not seen waiting at d" >&2
+	redis_cli debug sleep 2 >"$d/debug.out" 2>&1 &
+	local sleeper=$!
+	sleep 0.2
+	fault "$d" sleeping; touch "$d/sleeping"
+	job_wait
+	wait "$sleeper"
+	assertEquals "DEBUG SLEEP ran" OK "$(cat "$d/debug.out")"
+	assertAllRc 0 "$d" 4 "DEBUG SLEEP 2 during a barrier"
+	assertTrue "the barrier lasted through the sleep ($(bar_ms "$d" d) ms)" "[ $(bar_ms "$d" d) -ge 1500 ]"
+	assertNoEarly "$d"
+}
+
+load_shunit2

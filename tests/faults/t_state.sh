@@ -1,0 +1,97 @@
+# t_state.sh: faults g, o and p of issue 10, what Redis holds of a job: FLUSHALL
+# in the middle of a loop (completes, none early), keys with a 2 s TTL while a
+# node is 4 s late (the waiting nodes keep them alive) and after the job (none
+# outlives its TTL), and a second run with the job id of a finished one (it
+# never passes on the first run's state). Over a Unix socket.
+. "$(dirname "$0")/lib.sh"
+
+tearDown() { faults_teardown; }
+
+job_keys() { redis_cli --scan --pattern "accelctl:{$JOB}:*"; }
+
+# g. FLUSHALL while a 4-node x 2-rank loop of 40 runs, at generation 10 while
+# nodes 0-2 wait there and node 3 is held back: the helpers post again what
+# Redis lost; the loop completes and no generation passes early.
+testFlushallMidLoop() {
+	local d; d=$(scratch)/flush
+	redis_start
+	RDV=unix://$REDIS_SOCK job_start "$d" 4 2 "loop 40 10s 10 3 flushed"
+	if at_gen "$d" 10; then
+		wait_node_posted "$d" 4 2 0 loop 10 || echo "warning: node 0 not seen waiting at loop" >&2
+		[ "$(redis_cli flushall)" = OK ] && fault "$d" flushall
+	fi
+	touch "$d/flushed"
+	job_wait
+	assertAllRc 0 "$d" 8 "FLUSHALL mid-loop"
+	assertMidLoop "$d" 40 flushall
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" 4
+}
+
+# o. ACCELCTL_REDIS_TTL=2 and node 1 arrives 4 s after node 0: node 0's arrival
+# must still be there, so the barrier completes.
+testTtlKeptAliveWhileWaiting() {
+	local d; d=$(scratch)/ttl
+	redis_start
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=2" job_run "$d" 2 2 '
+		bar warm --timeout 10s || exit
+		[ $ACCELCTL_NODE_RANK = 1 ] && sleep 4
+		bar t --timeout 12s'
+	assertAllRc 0 "$d" 4 "a node 4 s late with a 2 s TTL"
+	assertTrue "node 0 waited longer than the TTL ($(bar_ms "$d" t) ms)" "[ $(bar_ms "$d" t) -ge 3500 ]"
+	assertNoEarly "$d"
+}
+
+# o. After the job, nothing of it outlives its TTL (its helpers still run, idle).
+testNothingOutlivesTtl() {
+	local d; d=$(scratch)/ttl2
+	redis_start
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=2" job_run "$d" 2 2 'loop 5 10s'
+	assertAllRc 0 "$d" 4 "5 barriers with a 2 s TTL"
+	assertNotEquals "the job's keys are in Redis after it" "" "$(job_keys)"
+	sleep 3.5
+	assertEquals "none left 3.5 s later" "" "$(job_keys)"
+}
+
+# stop_helpers DIR NODES: the job is over: its helpers stopped (SIGTERM, as
+# launch does) and gone.
+stop_helpers() {
+	local n p i
+	for n in $(seq 0 $(($2 - 1))); do
+		p=$(helper_pid "$1" "$n")
+		[ -n "$p" ] || continue
+		kill -TERM "$p" 2>/dev/null
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 250 ]; do sleep 0.02; i=$((i + 1)); done
+	done
+}
+
+# p. A job id used again (ACCELCTL_JOB_ID=rerun, new runtime directories, Redis
+# not flushed): node 0 alone must not pass barrier x on the first run's result.
+# It waits and times out (124), or refuses clearly (2 or 125, with a message).
+# A whole second run then passes.
+testRerunSameJobId() {
+	redis_start
+	JOB=rerun
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/run1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/run1" 2 "the first run"
+	stop_helpers "$(scratch)/run1" 2
+	assertNotEquals "the first run's keys are still in Redis" "" "$(job_keys)"
+
+	local d; d=$(scratch)/run2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_run "$d" 2 1 'bar x --timeout 3s'
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.0")" ;;
+	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
+	esac
+	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
+	stop_helpers "$d" 2
+
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/run3" 2 1 'bar x --timeout 10s && bar y --timeout 10s'
+	assertAllRc 0 "$(scratch)/run3" 2 "a whole second run with the same job id"
+	assertNoEarly "$(scratch)/run3"
+}
+
+load_shunit2

@@ -1,0 +1,104 @@
+# t_unreachable.sh: faults a, b and k of issue 10 over TCP: Redis unreachable from
+# the start (125 at the deadline, one helper per node, no password anywhere),
+# Redis refusing connections for 2 s and then up (completes), and a server on
+# the port that is not Redis (125 at once, clearly); a and b again with the
+# node helpers under valgrind.
+. "$(dirname "$0")/lib.sh"
+
+tearDown() { faults_teardown; }
+
+# a. Nothing listens on the port: every rank exits 125 at its 3 s deadline (not
+# before, at most 1 s after), naming host:port, with one helper per node for the
+# whole wait.
+unreachable() {
+	local d=$1 port=$2
+	RDV=${URL:-redis://127.0.0.1:$port} job_run "$d" 2 2 'bar x --timeout 3s'
+	assertAllRc 125 "$d" 4 "Redis unreachable from the start"
+	assertContains "names host:port: $(errs "$d" | head -4)" "$(errs "$d")" "127.0.0.1:$port"
+	local min max
+	min=$(bar_min_ms "$d" x) max=$(bar_ms "$d" x)
+	assertTrue "not before the deadline (${min} ms)" "[ $min -ge 3000 ]"
+	assertTrue "at most 1 s after it (${max} ms)" "[ $max -le 4000 ]"
+	assertOneHelperPerNode "$d" 2
+	assertNoEarly "$d"
+}
+
+testUnreachableFromTheStart() {
+	local port; port=$(free_port)
+	unreachable "$(scratch)/a" "$port"
+}
+
+# The same with a password in the URL: it is in no output, log or journal.
+testUnreachableWithPassword() {
+	local port; port=$(free_port)
+	URL="redis://u:s3cret@127.0.0.1:$port" unreachable "$(scratch)/apw" "$port"
+	assertNoPassword "$(scratch)/apw" s3cret
+}
+
+# b. Nothing listens for the first 2 s of the wait, then Redis starts on the port.
+testRefusingThenUp() {
+	local d; d=$(scratch)/b
+	REDIS_PORT=$(free_port)
+	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 2 2 'bar r --timeout 20s && bar r2 --timeout 20s'
+	sleep 2
+	redis_start
+	fault "$d" redis-up
+	job_wait
+	assertAllRc 0 "$d" 4 "Redis refusing for 2 s, then up"
+	local up early
+	up=$(awk '{ print $2 }' "$d/faults")
+	early=$(cat "$d"/g[0-9]* | awk -v up="$up" '$2 == "leave" && $3 < up')
+	assertEquals "no rank passed before Redis came up" "" "$early"
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" 2
+}
+
+# k. A server that answers HTTP on the port: 125 at once (long before the 20 s
+# deadline), saying it is not Redis, and no helper crash loop.
+testNotRedisOnThePort() {
+	[ -n "$PY" ] || { startSkipping; fail "python3 not installed"; return; }
+	local d port
+	d=$(scratch)/k port=$(free_port)
+	not_redis_start "$port" || fail "the fake server did not start"
+	RDV=redis://127.0.0.1:$port job_run "$d" 2 1 'bar x --timeout 20s'
+	assertAllRc 125 "$d" 2 "an HTTP server on the port"
+	assertTrue "at once ($(bar_ms "$d" x) ms, deadline 20 s)" "[ $(bar_ms "$d" x) -lt 5000 ]"
+	assertContains "names host:port: $(errs "$d" | head -4)" "$(errs "$d")" "127.0.0.1:$port"
+	assertTrue "says it is not Redis (protocol/RESP/HTTP): $(errs "$d" | head -4)" \
+		"errs '$d' | grep -qiE 'protocol|RESP|not (a )?redis|HTTP'"
+	assertOneHelperPerNode "$d" 2
+}
+
+# a under valgrind: the helpers live through the whole wait, without an error.
+testUnreachableHelpersUnderValgrind() {
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	local d port
+	d=$(scratch)/vga port=$(free_port)
+	RDV=redis://127.0.0.1:$port
+	vg_helpers_start "$d" 2 1 || return
+	RDV=redis://127.0.0.1:$port job_run "$d" 2 1 'bar x --timeout 3s'
+	assertAllRc 125 "$d" 2 "Redis unreachable, helpers under valgrind"
+	assertTrue "at the deadline ($(bar_min_ms "$d" x)..$(bar_ms "$d" x) ms)" \
+		"[ $(bar_min_ms "$d" x) -ge 3000 ] && [ $(bar_ms "$d" x) -le 5000 ]"
+	assertOneHelperPerNode "$d" 2
+	vg_helpers_stop "$d" 2 1
+}
+
+# b under valgrind.
+testRefusingThenUpHelpersUnderValgrind() {
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	local d; d=$(scratch)/vgb
+	REDIS_PORT=$(free_port)
+	RDV=redis://127.0.0.1:$REDIS_PORT
+	vg_helpers_start "$d" 2 1 || return
+	job_start "$d" 2 1 'bar r --timeout 30s && bar r2 --timeout 30s'
+	sleep 2
+	redis_start
+	job_wait
+	assertAllRc 0 "$d" 2 "Redis refusing for 2 s, then up, helpers under valgrind"
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" 2
+	vg_helpers_stop "$d" 2 1
+}
+
+load_shunit2
