@@ -27,6 +27,8 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <sys/time.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -490,6 +492,45 @@ ac_rconn_timer(long now)
 		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
 	}
 	return -1;
+}
+
+int
+ac_rconn_sync(int argc, const char **argv, const size_t *len, long timeout_ms)
+{
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	redisContext *c;
+	redisReply *r;
+	int ok = 0;
+
+	if (!R.started || R.fatal || !R.healthy)
+		return -1;
+	c = R.url.path[0] ? redisConnectUnixWithTimeout(R.url.path, tv) :
+	    redisConnectWithTimeout(R.url.host, R.url.port, tv);
+	if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK)
+		goto out;
+	if (R.url.password[0]) {
+		r = R.url.user[0] ? redisCommand(c, "AUTH %s %s", R.url.user,
+		    R.url.password) : redisCommand(c, "AUTH %s", R.url.password);
+		if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+			if (r != NULL)
+				freeReplyObject(r);
+			goto out;
+		}
+		freeReplyObject(r);
+	}
+	if (R.url.db != 0) {
+		if ((r = redisCommand(c, "SELECT %d", R.url.db)) == NULL)
+			goto out;
+		freeReplyObject(r);
+	}
+	if ((r = redisCommandArgv(c, argc, argv, len)) != NULL) {
+		ok = r->type != REDIS_REPLY_ERROR;
+		freeReplyObject(r);
+	}
+out:
+	if (c != NULL)
+		redisFree(c);
+	return ok ? 0 : -1;
 }
 
 void

@@ -59,6 +59,14 @@ int  ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
 void ac_rconn_block(const char *key);
 
 /*
+ * ARGV on a connection of its own, waiting for the answer at most TIMEOUT_MS:
+ * for a helper's last words as it exits, which the loop will not send.
+ * 0, or -1.
+ */
+int  ac_rconn_sync(int argc, const char **argv, const size_t *len,
+    long timeout_ms);
+
+/*
  * Is Redis error TEXT final (a refused password, NOPERM, an unknown command:
  * waiting cannot help), or transient (LOADING, BUSY, OOM, READONLY, ...)?
  */

@@ -101,12 +101,15 @@ static const char register_lua[] =
 
 /* Lua: record this node's arrival (a hash field per node: arriving twice
  * cannot count twice); if it is the last, write the result and tell every
- * node. KEYS: arrivals, done, inbox 0..n-1. ARGV: node, "rank:status ..." of
- * this node's failures, ttl, nnodes, "KEY GEN". Returns {1, result} or
- * {0, nodes arrived}. Every call refreshes the TTL: a node that waits for
- * days keeps its arrival. */
+ * node. KEYS: arrivals, done, the run's members, inbox 0..n-1. ARGV: node,
+ * "rank:status ..." of this node's failures, ttl, nnodes, "KEY GEN". Returns
+ * {1, result}, {0, nodes arrived}, or {2} when the run's registration is
+ * gone (FLUSHALL, a failover to an empty replica): every node must post
+ * again. Every call refreshes the TTL: a node that waits for days keeps its
+ * arrival. */
 static const char arrive_lua[] =
 "local ttl = tonumber(ARGV[3])\n"
+"if redis.call('EXISTS', KEYS[3]) == 0 then return {2} end\n"
 "local done = redis.call('GET', KEYS[2])\n"
 "if done then redis.call('EXPIRE', KEYS[2], ttl) return {1, done} end\n"
 "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
@@ -127,9 +130,25 @@ static const char arrive_lua[] =
 "if #fails > 40 then text[#text + 1] = 'and ' .. (#fails - 40) .. ' more' end\n"
 "done = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
 "redis.call('SET', KEYS[2], done, 'EX', ttl)\n"
-"for i = 3, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[5] .. '\\n' .. done)\n"
+"for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[5] .. '\\n' .. done)\n"
 "  redis.call('EXPIRE', KEYS[i], ttl) end\n"
 "return {1, done}\n";
+
+/* Lua: a result op's outcome, if written. KEYS: done, the run's members.
+ * Returns {1, value}, {0} (not yet: the inbox will say), or {2} (the run's
+ * registration is gone: every node must post again). */
+static const char want_lua[] =
+"if redis.call('EXISTS', KEYS[2]) == 0 then return {2} end\n"
+"local v = redis.call('GET', KEYS[1])\n"
+"if v then return {1, v} end\n"
+"return {0}\n";
+
+/* Lua: Redis lost the run's state: every node registers and posts again
+ * ('S' in every inbox). KEYS: inbox 0..n-1. ARGV: ttl. */
+static const char resync_lua[] =
+"for i = 1, #KEYS do redis.call('RPUSH', KEYS[i], 'S')\n"
+"  redis.call('EXPIRE', KEYS[i], tonumber(ARGV[1])) end\n"
+"return 1\n";
 
 /* Lua: write a result (or an abort) and tell every node. KEYS: the result
  * key, inbox 0..n-1. ARGV: value, ttl, inbox entry. */
@@ -327,13 +346,46 @@ note_missing(struct ac_coll *c, const redisReply *v)
 	}
 }
 
+/*
+ * Redis answers but has lost this run's state while we were connected
+ * (FLUSHALL, a failover to a replica that had not got it): register and post
+ * again, and tell every node to do the same; nothing passes early, because
+ * a result is only written when every node's arrival is in again.
+ */
+static void
+lost_state(void)
+{
+	char ttl[24];
+	const char *args[1] = { ttl };
+
+	if (!ready())
+		return;
+	ac_helper_log("rendezvous %s: Redis lost run %ld of job %s; posting "
+	    "everything again", ac_rconn_where(), X.runid->run, X.job->id);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	X.registered = 0;
+	session();
+	eval(on_ignore, NULL, resync_lua, 0, NULL, 1, 1, args, NULL);
+}
+
+/* A reply of {2}: the run's registration is gone. */
+static int
+is_lost(const redisReply *reply)
+{
+	return reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 1 && reply->element[0]->type == REDIS_REPLY_INTEGER &&
+	    reply->element[0]->integer == 2;
+}
+
 static void
 on_arrive(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
 	struct ac_coll *c;
 
-	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	if (is_lost(reply))
+		lost_state();
+	else if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
 	    reply->elements == 2 && reply->element[0]->type == REDIS_REPLY_INTEGER) {
 		redisReply *v = reply->element[1];
 
@@ -350,9 +402,9 @@ on_arrive(redisReply *reply, void *priv)
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char arr[KEY_MAX], done[KEY_MAX], node[24], ttl[24], nn[24];
-	char note[AC_KEY_MAX + 32], fails[4096];
-	const char *keys[2] = { arr, done }, *args[5];
+	char arr[KEY_MAX], done[KEY_MAX], members[KEY_MAX], node[24], ttl[24];
+	char nn[24], note[AC_KEY_MAX + 32], fails[4096];
+	const char *keys[3] = { arr, done, members }, *args[5];
 	size_t n = 0;
 	struct req *r;
 
@@ -360,6 +412,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 		return;	/* sweep() posts it once connected */
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	keyname(done, sizeof(done), "done", c->key, c->gen);
+	keyname(members, sizeof(members), "members", NULL, 0);
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
 		if (c->status[l] != 0)
@@ -375,7 +428,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	args[2] = ttl;
 	args[3] = nn;
 	args[4] = note;
-	eval(on_arrive, r, arrive_lua, 2, keys, 1, 5, args, NULL);
+	eval(on_arrive, r, arrive_lua, 3, keys, 1, 5, args, NULL);
 }
 
 /* A local source's result (or death): write it and tell every node. */
@@ -426,12 +479,16 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 }
 
 static void
-on_get_done(redisReply *reply, void *priv)
+on_want(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
 
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
-		deliver(r->key, r->gen, reply->str, reply->len);
+	if (is_lost(reply))
+		lost_state();
+	else if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING)
+		deliver(r->key, r->gen, reply->element[1]->str,
+		    reply->element[1]->len);
 	free(r);
 }
 
@@ -448,14 +505,16 @@ get(ac_rconn_cb *cb, void *priv, const char *key)
 static void
 x_want(struct ac_job *j, struct ac_coll *c)
 {
-	char done[KEY_MAX];
+	char done[KEY_MAX], members[KEY_MAX];
+	const char *keys[2] = { done, members };
 	struct req *r;
 
 	(void)j;
 	if (!ready() || (r = new_req(c)) == NULL)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
-	get(on_get_done, r, done);
+	keyname(members, sizeof(members), "members", NULL, 0);
+	eval(on_want, r, want_lua, 2, keys, 0, 0, NULL, NULL);
 }
 
 static void
@@ -527,6 +586,14 @@ on_entry(const char *v, size_t len)
 		return fetch_nccl("off");
 	if (len == 1 && v[0] == 'C')
 		return closed();
+	if (len == 1 && v[0] == 'S') {
+		/* Another node found Redis had lost the run's state. */
+		if (ready()) {
+			X.registered = 0;
+			session();
+		}
+		return;
+	}
 	if (len == 1 && v[0] == '!') {
 		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
 		return get(on_get_abort, NULL, abort_key);
@@ -948,9 +1015,36 @@ x_describe(char *buf, size_t len)
 		    down);
 }
 
+/*
+ * The helper exits (idle, stopped, signalled): its ranks wait nowhere any
+ * more. The arrivals it posted at barriers that did not complete are
+ * withdrawn, so that a later launch under the same job id that joins this
+ * run by mistake cannot pass on them (DESIGN-NOTES "Run identity"). A helper
+ * that replaces this one posts them again from the journal.
+ */
+static void
+withdraw_all(void)
+{
+	char arr[KEY_MAX], node[24];
+	const char *argv[3] = { "HDEL", arr, node };
+
+	if (!X.registered)
+		return;
+	snprintf(node, sizeof(node), "%ld", X.job->node);
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
+		    c->narrived < X.job->lsize)
+			continue;
+		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+		if (ac_rconn_sync(3, argv, NULL, 1000) == -1)
+			return;
+	}
+}
+
 static void
 x_stop(void)
 {
+	withdraw_all();
 	ac_rconn_stop();
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
