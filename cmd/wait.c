@@ -14,6 +14,7 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 {
 	const char *rdv = getenv("ACCELCTL_RENDEZVOUS");
 	const char *tr = getenv("ACCELCTL_TRANSPORT"), *why;
+	long idle;
 	int setting;
 
 	if (ac_cmd_topo(t) == -1)
@@ -25,6 +26,13 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 	}
 	if (t->v[AC_WORLD] == 1)
 		return 0;
+	/* Checked by every client: the helper it may start would exit at once
+	 * (0), or not start at all, and the wait fail with 125. */
+	if (ac_helper_idle_ms(getenv("ACCELCTL_HELPER_IDLE"), &idle, &why) == -1) {
+		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s",
+		    getenv("ACCELCTL_HELPER_IDLE"), why);
+		return AC_EXIT_USAGE;
+	}
 	if (ac_cmd_need_local(t) == -1)
 		return AC_EXIT_USAGE;
 	if (!node_scope && setting == AC_TSET_NCCL && !ACCELCTL_HAVE_NCCL) {

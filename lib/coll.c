@@ -285,14 +285,46 @@ source_lrank(const struct ac_job *j, const struct ac_coll *c)
 	return -1;
 }
 
+int
+ac_key_valid(const char *key)
+{
+	size_t n;
+
+	if (strchr("bcwmk", key[0]) == NULL || key[0] == '\0' || key[1] != ':')
+		return 0;
+	n = strspn(key + 2, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._:-");
+	return n > 0 && key[2 + n] == '\0' && n + 2 < AC_KEY_MAX;
+}
+
 struct ac_coll *
 ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
     const char *key, uint64_t nonce, int64_t gen, int64_t source,
     int64_t status, const char **why)
 {
-	struct ac_keygen *k = keygen(j, key);
+	struct ac_keygen *k;
 	struct ac_coll *c;
 
+	/* Checked here, where the live helper and the journal's replay meet:
+	 * status and the transports take the name after the kind's ':'. */
+	if (!ac_key_valid(key)) {
+		*why = "invalid key (a kind letter, ':', then a name of A-Z a-z "
+		    "0-9 . _ : -)";
+		return NULL;
+	}
+	if (op != AC_OP_BARRIER && op != AC_OP_RESULT) {
+		*why = "invalid operation";
+		return NULL;
+	}
+	if (scope != AC_SCOPE_JOB && scope != AC_SCOPE_NODE) {
+		*why = "invalid scope";
+		return NULL;
+	}
+	if (lrank < 0 || lrank >= j->lsize || source < 0) {
+		*why = "invalid rank";
+		return NULL;
+	}
+	k = keygen(j, key);
 	*why = "out of memory";
 	if (k == NULL)
 		return NULL;
@@ -332,17 +364,19 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	return c;
 }
 
-void
+int
 ac_job_counter(struct ac_job *j, long lrank, const char *key,
     int64_t next_gen, int64_t last_gen, uint64_t nonce)
 {
-	struct ac_keygen *k = keygen(j, key);
+	struct ac_keygen *k;
 
-	if (k == NULL)
-		return;
+	if (!ac_key_valid(key) || lrank < 0 || lrank >= j->lsize ||
+	    next_gen < 0 || last_gen < 0 || (k = keygen(j, key)) == NULL)
+		return -1;
 	k->next_gen[lrank] = next_gen;
 	k->last_gen[lrank] = last_gen;
 	k->nonce[lrank] = nonce;
+	return 0;
 }
 
 long
@@ -568,6 +602,7 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 	    j->lsize == 1 ? "" : "s", j->aborted ? ", ABORTED: " : "",
 	    j->aborted ? j->aborted : "");
 	for (const struct ac_coll *c = j->colls; c != NULL && n < len; c = c->next) {
+		const char *name = strchr(c->key, ':');
 		char sum[1024];
 
 		if (c->done || c->src == AC_SRC_LOST)
@@ -575,7 +610,7 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 		ac_coll_summary(j, c, sum, sizeof(sum));
 		n += (size_t)snprintf(buf + n, len - n,
 		    "%-10s %-24s generation %-4lld waiting %lds: %s\n",
-		    kind_name(c->key), strchr(c->key, ':') + 1,
+		    kind_name(c->key), name != NULL ? name + 1 : c->key,
 		    (long long)c->gen, (now - c->since_ms) / 1000, sum);
 		any = 1;
 	}
