@@ -1076,6 +1076,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	H.max_clients = client_limit();
 	H.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit is a journal write that fails (logged), not death. */
+	signal(SIGXFSZ, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
