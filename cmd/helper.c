@@ -88,7 +88,7 @@ const struct ac_cmd cmd_helper = {
 	.summary = "run, start, stop or look at this node's helper",
 	.help = "The per-node helper carries barriers and the other waits. Clients "
 	    "start it on demand (detached, logging to the runtime directory) and it "
-	    "exits after ACCELCTL_HELPER_IDLE (10m) without clients. 'run' serves "
+	    "exits after ACCELCTL_HELPER_IDLE (10m) without waiting clients. 'run' serves "
 	    "in the foreground (for srun --ntasks-per-node=1 or a prolog), 'start' "
 	    "starts it detached unless it runs, 'stop' stops it (its state stays "
 	    "on disk for the next one), 'status' shows it and exits 1 if none "

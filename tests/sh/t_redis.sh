@@ -153,4 +153,15 @@ testNodesShareARuntimeDir() {
 	assertEquals "one socket per node" 2 "$(find "$d" -name '*.node[01].sock' | wc -l)"
 }
 
+# CMD longer than the progress interval on 2 nodes: on-main --wait and main-first
+# (the soak suites do 30 s at the default interval).
+testWaitLongerThanProgressAcrossNodes() {
+	run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_PROGRESS_INTERVAL=1s -- launch --nnodes 2 -n 2 --tag -- bash -c '
+		accelctl on-main --wait -- sh -c "sleep 3; exit 5"; echo "rc=$?"
+		accelctl main-first -- sh -c "[ \$ACCELCTL_RANK = 0 ] && sleep 3; echo ran"; echo "rc=$?"'
+	assertEquals "on-main --wait: every rank gets 5: $err" 4 "$(printf '%s\n' "$out" | grep -c 'rc=5$')"
+	assertEquals "main-first: every rank ran CMD" 4 "$(printf '%s\n' "$out" | grep -c ': ran$')"
+	assertEquals "main-first: every rank exits 0" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
 load_shunit2
