@@ -112,12 +112,16 @@ testJournalWriteFailure() {
 	local pid; pid=$(cat "$rt/full.pid")
 	# shellcheck disable=SC2086
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $J bash -c '
+		pids=""
 		for r in 0 1; do
 			(for g in $(seq 1 40); do
 				ACCELCTL_RANK=$r ACCELCTL_LOCAL_RANK=$r accelctl barrier --timeout 20s f || exit
 			done) &
+			pids="$pids $!"
 		done
-		wait %1 && wait %2'
+		rc=0
+		for p in $pids; do wait $p || rc=$?; done
+		exit $rc'
 	assertEquals "40 barriers with a full journal" 0 $?
 	assertTrue "the same helper serves on" "kill -0 $pid"
 	assertContains "$(cat "$rt/full.log")" "cannot write the journal"

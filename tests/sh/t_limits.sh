@@ -111,7 +111,11 @@ testUnreadRepliesBounded() {
 	while [ ! -s "$RT/spam" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 	rss1=$(awk '/VmRSS/ { print $2 }' "/proc/$PID/status")
 	echo "helper RSS ${rss0} KiB before, ${rss1} KiB with a client that reads nothing ($(cat "$RT/spam") STATUS requests)"
-	assertTrue "RSS stays bounded (${rss0} -> ${rss1} KiB)" "[ $((rss1 - rss0)) -lt 4096 ]"
+	# The helper stopped reading the client: only a few thousand of its
+	# requests got in (an unbounded helper took all 400,000 and grew by
+	# 24 MB; RSS itself is no measure under ASan, whose quarantine holds
+	# what was freed).
+	assertTrue "the helper stopped reading ($(cat "$RT/spam"))" "[ $(cut -d' ' -f2 "$RT/spam") -lt 50000 ]"
 	assertBarrier during-spam
 	wait
 }
