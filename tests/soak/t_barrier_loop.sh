@@ -4,7 +4,14 @@
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/redis.sh"
 
-N=${SOAK_BARRIERS:-2000}
+# A sanitized build is several times slower, and ASan's quarantine keeps
+# freed memory (RSS grows there whatever the helper does): fewer barriers, and
+# RSS is printed but not checked.
+if [ -n "${ACCELCTL_TEST_SANITIZED:-}" ]; then
+	N=${SOAK_BARRIERS:-500}
+else
+	N=${SOAK_BARRIERS:-2000}
+fi
 
 oneTimeSetUp() { redis_start; }
 oneTimeTearDown() { redis_stop; }
@@ -35,7 +42,8 @@ testTwoThousandBarriers() {
 		s=$(grep '^100 ' "$d/node$n")
 		e=$(grep "^$N " "$d/node$n")
 		set -- $s $e
-		assertTrue "node $n: RSS flat ($2 -> $6 KiB)" "[ $(($6 - $2)) -lt 256 ]"
+		[ -n "${ACCELCTL_TEST_SANITIZED:-}" ] ||
+			assertTrue "node $n: RSS flat ($2 -> $6 KiB)" "[ $(($6 - $2)) -lt 256 ]"
 		# One or two clients of the node may be connected at a sample.
 		assertTrue "node $n: descriptors flat ($3 -> $7)" "[ $7 -le $(($3 + 2)) ]"
 		assertTrue "node $n: journal bounded ($4 -> $8 bytes)" "[ $8 -le 131072 ]"
