@@ -6,12 +6,14 @@
  * completions). Names are matched exactly: scripts need stable names, so an
  * unknown word gets a suggestion, never a guess.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "config.h"
+#include "parent.h"
 #include "proctitle.h"
 #if ACCELCTL_HAVE_NCCL
 #include "ncclso.h"
@@ -248,6 +250,10 @@ main(int argc, char **argv)
 	const char *w;
 
 	ac_proctitle_init(argc, argv);	/* for a helper this process may fork */
+	ac_parent_init();		/* a waiter leaves when its parent does */
+	/* A closed stdout is a write error, exit 125 as documented, not death
+	 * by SIGPIPE (141); CMD gets the default back (ac_exec). */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: accelctl COMMAND [ARGS...]; "

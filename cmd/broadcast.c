@@ -1,5 +1,6 @@
 /* broadcast.c: "accelctl broadcast NAME [VALUE]": rank 0's VALUE, or its stdin, is
  * printed on every rank (broadcast_object_list). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,16 @@ static const struct ac_optdef bc_opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
-/* Read all of stdin, at most AC_PAYLOAD_MAX bytes. 0, or -1 after printing. */
+static int
+too_large(void)
+{
+	ac_warnx("the value is larger than %u MiB (%u bytes), the most a "
+	    "broadcast carries", AC_PAYLOAD_MAX >> 20, AC_PAYLOAD_MAX);
+	return AC_EXIT_USAGE;
+}
+
+/* Read all of stdin, at most AC_PAYLOAD_MAX bytes. 0, or an exit code after
+ * printing: 2 for a value too large (bad input, as a bad argument), 125. */
 static int
 read_stdin(uint8_t **out, size_t *len)
 {
@@ -23,35 +33,33 @@ read_stdin(uint8_t **out, size_t *len)
 	ssize_t r;
 
 	if (p == NULL)
-		return ac_warnx("out of memory"), -1;
+		return ac_warnx("out of memory"), AC_EXIT_FAILED;
+	/* One byte past the maximum is enough to refuse it. */
 	while ((r = read(STDIN_FILENO, p + n, cap - n)) != 0) {
 		if (r < 0) {
+			if (errno == EINTR)
+				continue;
 			ac_warn("read error on standard input");
 			free(p);
-			return -1;
+			return AC_EXIT_FAILED;
 		}
 		n += (size_t)r;
+		if (n > AC_PAYLOAD_MAX) {
+			free(p);
+			return too_large();
+		}
 		if (n == cap) {
 			uint8_t *q;
+			size_t ncap = cap * 2 > AC_PAYLOAD_MAX + 1 ?
+			    AC_PAYLOAD_MAX + 1 : cap * 2;
 
-			if (cap > AC_PAYLOAD_MAX) {
-				ac_warnx("the value is larger than %u MiB",
-				    AC_PAYLOAD_MAX >> 20);
+			if ((q = realloc(p, ncap)) == NULL) {
 				free(p);
-				return -1;
-			}
-			if ((q = realloc(p, cap * 2)) == NULL) {
-				free(p);
-				return ac_warnx("out of memory"), -1;
+				return ac_warnx("out of memory"), AC_EXIT_FAILED;
 			}
 			p = q;
-			cap *= 2;
+			cap = ncap;
 		}
-	}
-	if (n > AC_PAYLOAD_MAX) {
-		ac_warnx("the value is larger than %u MiB", AC_PAYLOAD_MAX >> 20);
-		free(p);
-		return -1;
 	}
 	*out = p;
 	*len = n;
@@ -66,18 +74,16 @@ print_value(const uint8_t *p, size_t n)
 	return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 }
 
-/* VALUE given: it and a newline, as echo prints it. */
+/* VALUE given: it and a newline, as echo prints it. 0 or an exit code. */
 static int
 value_arg(struct ac_args *a, uint8_t **p, size_t *n)
 {
 	size_t len = strlen(a->pos[1]);
 
-	if (len > AC_PAYLOAD_MAX) {
-		ac_warnx("the value is larger than %u MiB", AC_PAYLOAD_MAX >> 20);
-		return -1;
-	}
+	if (len + 1 > AC_PAYLOAD_MAX)
+		return too_large();
 	if ((*p = malloc(len + 1)) == NULL)
-		return ac_warnx("out of memory"), -1;
+		return ac_warnx("out of memory"), AC_EXIT_FAILED;
 	memcpy(*p, a->pos[1], len);
 	(*p)[len] = '\n';
 	*n = len + 1;
@@ -101,9 +107,9 @@ exec_broadcast(const struct ac_cmd *self, struct ac_args *a)
 		return rc;
 	if (t.v[AC_WORLD] == 1 || t.v[AC_RANK] != 0) {
 		if (t.v[AC_WORLD] == 1) {
-			if ((a->npos > 1 ? value_arg(a, &value, &n) :
-			    read_stdin(&value, &n)) == -1)
-				return AC_EXIT_FAILED;
+			if ((rc = a->npos > 1 ? value_arg(a, &value, &n) :
+			    read_stdin(&value, &n)) != 0)
+				return rc;
 			rc = print_value(value, n);
 			free(value);
 			return rc;
@@ -118,10 +124,8 @@ exec_broadcast(const struct ac_cmd *self, struct ac_args *a)
 	if (t.v[AC_RANK] == 0) {
 		/* Register first: if we die reading stdin, the others learn it. */
 		if ((rc = ac_sync_source_begin(&t, &s)) == 0) {
-			if ((a->npos > 1 ? value_arg(a, &value, &n) :
-			    read_stdin(&value, &n)) == -1)
-				rc = AC_EXIT_FAILED;
-			else
+			if ((rc = a->npos > 1 ? value_arg(a, &value, &n) :
+			    read_stdin(&value, &n)) == 0)
 				rc = ac_sync_source_finish(&t, &s, 0, value, n);
 		}
 	} else

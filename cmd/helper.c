@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "rdvurl.h"
 
 static int
 exec_helper(const struct ac_cmd *self, struct ac_args *a)
@@ -15,16 +16,26 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	struct ac_client c;
 	struct ac_rd r;
 	char text[65536];
+	const char *why;
+	long idle;
 	int rc, open;
 
 	if (strcmp(action, "run") != 0 && strcmp(action, "start") != 0 &&
 	    strcmp(action, "stop") != 0 && strcmp(action, "status") != 0)
 		return ac_usage_error(self, "unknown action '%.40s': run, start, "
 		    "stop or status", action);
-	if (a->val[0] != NULL)
+	if (a->val[0] != NULL) {
 		setenv("ACCELCTL_RENDEZVOUS", a->val[0], 1);
+		/* val points into our argv (args.c), which ps shows everyone. */
+		ac_rdv_scrub((char *)a->val[0]);
+	}
 	if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
+	if (ac_helper_idle_ms(getenv("ACCELCTL_HELPER_IDLE"), &idle, &why) == -1) {
+		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s",
+		    getenv("ACCELCTL_HELPER_IDLE"), why);
+		return AC_EXIT_USAGE;
+	}
 	if (strcmp(action, "run") == 0) {
 		if (ac_client_open(&c, &t, 0, &rc) == 0) {
 			ac_warnx("a helper (pid %ld) already serves job %s at %s",
@@ -77,7 +88,7 @@ const struct ac_cmd cmd_helper = {
 	.summary = "run, start, stop or look at this node's helper",
 	.help = "The per-node helper carries barriers and the other waits. Clients "
 	    "start it on demand (detached, logging to the runtime directory) and it "
-	    "exits after ACCELCTL_HELPER_IDLE (10m) without clients. 'run' serves "
+	    "exits after ACCELCTL_HELPER_IDLE (10m) without waiting clients. 'run' serves "
 	    "in the foreground (for srun --ntasks-per-node=1 or a prolog), 'start' "
 	    "starts it detached unless it runs, 'stop' stops it (its state stays "
 	    "on disk for the next one), 'status' shows it and exits 1 if none "

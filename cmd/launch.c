@@ -4,6 +4,7 @@
 #include "cmd.h"
 #include "launch.h"
 #include "num.h"
+#include "rdvurl.h"
 
 enum { OPT_NPROC, OPT_NNODES, OPT_TAG, OPT_KILL, OPT_RDV };
 
@@ -47,8 +48,11 @@ exec_launch(const struct ac_cmd *self, struct ac_args *a)
 	l.kill_on_bad_exit = a->seen[OPT_KILL] > 0;
 	l.argv = a->child;
 	/* Inherited by every process, and so by the helpers they start. */
-	if (a->val[OPT_RDV] != NULL)
+	if (a->val[OPT_RDV] != NULL) {
 		setenv("ACCELCTL_RENDEZVOUS", a->val[OPT_RDV], 1);
+		/* val points into our argv (args.c), which ps shows everyone. */
+		ac_rdv_scrub((char *)a->val[OPT_RDV]);
+	}
 	return ac_launch_run(&l);
 }
 

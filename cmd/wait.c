@@ -6,14 +6,15 @@
 #include "cmd.h"
 #include "config.h"
 #include "duration.h"
-#include "rdvurl.h"
 #include "transport.h"
+#include "xport.h"
 
 int
 ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 {
 	const char *rdv = getenv("ACCELCTL_RENDEZVOUS");
 	const char *tr = getenv("ACCELCTL_TRANSPORT"), *why;
+	long idle;
 	int setting;
 
 	if (ac_cmd_topo(t) == -1)
@@ -25,6 +26,13 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 	}
 	if (t->v[AC_WORLD] == 1)
 		return 0;
+	/* Checked by every client: the helper it may start would exit at once
+	 * (0), or not start at all, and the wait fail with 125. */
+	if (ac_helper_idle_ms(getenv("ACCELCTL_HELPER_IDLE"), &idle, &why) == -1) {
+		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s",
+		    getenv("ACCELCTL_HELPER_IDLE"), why);
+		return AC_EXIT_USAGE;
+	}
 	if (ac_cmd_need_local(t) == -1)
 		return AC_EXIT_USAGE;
 	if (!node_scope && setting == AC_TSET_NCCL && !ACCELCTL_HAVE_NCCL) {
@@ -46,23 +54,15 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 		    "job script before starting the ranks", t->v[AC_NNODES]);
 		return AC_EXIT_USAGE;
 	}
-#if ACCELCTL_HAVE_HIREDIS
 	/* Checked here, so that a typo is exit 2 on every rank at once. */
-	struct ac_rdv_url u;
 	char err[512];
 
-	if (ac_rdv_parse(rdv, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), &u, err,
+	if (ac_transport_check(rdv, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), err,
 	    sizeof(err)) == -1) {
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
 	}
 	return 0;
-#else
-	ac_warnx("this job spans %ld nodes, and this accelctl was built "
-	    "without hiredis: it cannot use ACCELCTL_RENDEZVOUS",
-	    t->v[AC_NNODES]);
-	return AC_EXIT_USAGE;
-#endif
 }
 
 int

@@ -19,30 +19,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "msg.h"
+#include "parent.h"
 
 /* How long a client waits for a helper it started to listen. */
 #define START_WAIT_MS 10000
+/* How long a connect may find the helper's listen queue full (EAGAIN). */
+#define CONNECT_WAIT_MS 10000
 
+int
+ac_helper_idle_ms(const char *v, long *ms, const char **why)
+{
+	*ms = 600000;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (ac_parse_duration(v, ms, why) == -1)
+		return -1;
+	if (*ms == 0) {
+		*why = "must be more than 0 (the helper would exit before it "
+		    "served anyone)";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Connect without blocking: a Unix socket whose listen queue is full (a
+ * stopped or swamped helper) makes a blocking connect(2) wait for ever. A
+ * full queue is EAGAIN; we try again for CONNECT_WAIT_MS, then fail with
+ * ETIMEDOUT. The descriptor is blocking again on return.
+ */
 static int
 try_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	long until = ac_now_ms() + CONNECT_WAIT_MS;
+	int fd, saved;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		int saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			goto fail;
+		if (ac_now_ms() >= until) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		nanosleep(&ts, NULL);
 	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1)
+		goto fail;
 	return fd;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
 }
 
 /* Fork the helper, detached from us (new session, grandchild of init). */
@@ -170,6 +212,14 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 		return -1;
 	}
 	if ((c->fd = connect_or_start(c, autostart)) == -1) {
+		if (errno == ETIMEDOUT) {
+			ac_warnx("the helper at %s does not accept connections: "
+			    "its listen queue stayed full for %ds (its log: %s)",
+			    c->paths.sock, CONNECT_WAIT_MS / 1000, c->paths.log);
+			*rc = AC_EXIT_FAILED;
+			c->busy = 1;
+			return -1;
+		}
 		if (!autostart)
 			return -2;
 		ac_warn("cannot reach the helper at %s (its log: %s)",
@@ -179,8 +229,8 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 	}
 	if ((h = hello(c, rc)) == 0)
 		return 0;
-	close(c->fd);
-	c->fd = -1;
+	/* The reply buffer too: a client retrying in a loop must not leak it. */
+	ac_client_close(c);
 	if (h == -1) {
 		ac_warnx("the helper at %s closed the connection (its log: %s)",
 		    c->paths.sock, c->paths.log);
@@ -247,9 +297,11 @@ ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r)
 		c->consumed = 0;
 	}
 	for (;;) {
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = c->fd, .events = POLLIN },
+		    { .fd = c->watch_parent ? ac_parent_fd() : -1,
+		    .events = POLLIN } };
 		ssize_t n;
-		int timeout = -1;
+		int timeout = ac_poll_ms(deadline);
 
 		if ((flen = ac_frame_ready(c->in, c->inlen)) == -1)
 			return -1;
@@ -263,17 +315,23 @@ ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r)
 			c->in = p;
 			c->incap = cap;
 		}
-		if (deadline >= 0) {
-			long left = deadline - ac_now_ms();
-			timeout = left > 0 ? (int)left : 0;
-		}
-		n = poll(&pfd, 1, timeout);
-		if (n == 0)
-			return -2;
+		/* Without a pidfd, the parent is looked at every second. */
+		if (c->watch_parent && pfd[1].fd < 0 &&
+		    (timeout < 0 || timeout > 1000))
+			timeout = 1000;
+		n = poll(pfd, 2, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
+		}
+		if (c->watch_parent && (pfd[1].fd >= 0 ?
+		    (pfd[1].revents & POLLIN) != 0 : ac_parent_gone()))
+			return -3;
+		if (pfd[0].revents == 0) {
+			if (deadline >= 0 && ac_now_ms() >= deadline)
+				return -2;
+			continue;
 		}
 		n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
 		if (n < 0 && errno == EINTR)

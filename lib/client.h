@@ -18,6 +18,8 @@ struct ac_client {
 	size_t			 inlen, incap;
 	size_t			 consumed;	/* the frame last handed out */
 	long			 helper_pid;
+	int			 watch_parent;	/* recv returns -3 when our parent exits */
+	int			 busy;		/* open failed: the helper's queue was full */
 };
 
 /*
@@ -46,9 +48,14 @@ int  ac_client_request(struct ac_client *c, int type, const char *text,
 /*
  * Wait for the next frame until DEADLINE (CLOCK_MONOTONIC ms, -1 for none).
  * Returns its type with R over its fields, -1 when the helper is gone, -2 at
- * the deadline. R stays valid until the next call.
+ * the deadline, -3 (with watch_parent set) when the process that started
+ * accelctl exited (parent.h). R stays valid until the next call.
  */
 int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
+
+/* ACCELCTL_HELPER_IDLE (V, NULL for unset): *MS, default 10m. 0, or -1 with
+ * *WHY (malformed, or 0: a helper that exits at once serves nobody). */
+int  ac_helper_idle_ms(const char *v, long *ms, const char **why);
 
 /* The helper's log line: a timestamp, our pid, the message (to its log file). */
 void ac_helper_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -305,6 +305,18 @@ source_lrank(const struct ac_job *j, const struct ac_coll *c)
 	return -1;
 }
 
+int
+ac_key_valid(const char *key)
+{
+	size_t n;
+
+	if (ac_kind_of(key) == NULL)	/* a letter of the kinds' table, ':' */
+		return 0;
+	n = strspn(key + 2, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._:-");
+	return n > 0 && key[2 + n] == '\0' && n + 2 < AC_KEY_MAX;
+}
+
 struct ac_coll *
 ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
     const char *key, uint64_t nonce, int64_t gen, int64_t source,
@@ -313,11 +325,23 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	struct ac_keygen *k;
 	struct ac_coll *c;
 
-	/* Keys are KIND:NAME of the kinds' table, for the op it names.
-	 * Anything else, from a client or a journal, is refused (found by
-	 * tests/fuzz: status crashed, and every replay after it). */
-	if (ac_kind_of(key) == NULL || ac_kind_of(key)->op != op) {
-		*why = "malformed key (not KIND:NAME of a known kind)";
+	/* Checked here, where the live helper and the journal's replay meet:
+	 * status and the transports take the name after the kind's ':'. */
+	if (!ac_key_valid(key)) {
+		*why = "invalid key (a kind letter, ':', then a name of A-Z a-z "
+		    "0-9 . _ : -)";
+		return NULL;
+	}
+	if (ac_kind_of(key)->op != op) {
+		*why = "invalid operation for this kind of key";
+		return NULL;
+	}
+	if (scope != AC_SCOPE_JOB && scope != AC_SCOPE_NODE) {
+		*why = "invalid scope";
+		return NULL;
+	}
+	if (lrank < 0 || lrank >= j->lsize || source < 0) {
+		*why = "invalid rank";
 		return NULL;
 	}
 	k = keygen(j, key);
@@ -366,17 +390,19 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	return c;
 }
 
-void
+int
 ac_job_counter(struct ac_job *j, long lrank, const char *key,
     int64_t next_gen, int64_t last_gen, uint64_t nonce)
 {
-	struct ac_keygen *k = keygen(j, key);
+	struct ac_keygen *k;
 
-	if (k == NULL)
-		return;
+	if (!ac_key_valid(key) || lrank < 0 || lrank >= j->lsize ||
+	    next_gen < 0 || last_gen < 0 || (k = keygen(j, key)) == NULL)
+		return -1;
 	k->next_gen[lrank] = next_gen;
 	k->last_gen[lrank] = last_gen;
 	k->nonce[lrank] = nonce;
+	return 0;
 }
 
 long

@@ -52,6 +52,7 @@ struct ac_job {
 	char		 *aborted;		/* "rank 3: reason", or NULL */
 	int		  journal;		/* fd, -1 while replaying */
 	size_t		  journal_size;
+	size_t		  journal_compacted;	/* its size after the last compaction */
 	void		(*released)(struct ac_job *, struct ac_coll *);
 	void		(*aborting)(struct ac_job *);
 	const struct ac_xport *x;		/* set when the job spans nodes */
@@ -62,6 +63,9 @@ struct ac_job {
 	void		(*failed)(struct ac_job *, struct ac_coll *, const char *why);
 };
 
+/* Is KEY a collective's key: "b:", "c:", "w:", "m:" or "k:", then 1 or more
+ * of A-Z a-z 0-9 . _ : -? Everything else is refused, live and on replay. */
+int  ac_key_valid(const char *key);
 /* Does collective C span nodes (a job-wide wait of a multi-node job)? */
 int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
 /* Find the collective KEY/GEN, in flight or the last one released. */
@@ -90,8 +94,9 @@ void ac_job_hello(struct ac_job *j, long lrank, int64_t rank);
 struct ac_coll *ac_job_arrive(struct ac_job *j, long lrank, int op, int scope,
     int role, const char *key, uint64_t nonce, int64_t gen, int64_t source,
     int64_t status, const char **why);
-/* Set local rank LRANK's counters for KEY (a compacted journal's record). */
-void ac_job_counter(struct ac_job *j, long lrank, const char *key,
+/* Set local rank LRANK's counters for KEY (a compacted journal's record).
+ * -1 when the record is invalid (bad key, rank or generation). */
+int  ac_job_counter(struct ac_job *j, long lrank, const char *key,
     int64_t next_gen, int64_t last_gen, uint64_t nonce);
 /* The local rank that is C's source, or -1 (unknown, or on another node). */
 long ac_coll_source_lrank(const struct ac_job *j, const struct ac_coll *c);

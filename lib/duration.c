@@ -1,4 +1,5 @@
 /* duration.c: parsing of deadlines: "90s", "30m", "2h", "500ms", a bare number is seconds. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,17 @@ ac_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int
+ac_poll_ms(long deadline)
+{
+	long left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - ac_now_ms();
+	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
 const char *

@@ -8,6 +8,13 @@ int ac_parse_duration(const char *s, long *ms, const char **why);
 /* Milliseconds of CLOCK_MONOTONIC: deadlines survive changes of the wall clock. */
 long ac_now_ms(void);
 
+/*
+ * The poll(2) timeout until DEADLINE (ac_now_ms() time; -1: none): -1, or
+ * 0..INT_MAX. A deadline further away than INT_MAX ms (24.8 days) is waited
+ * for in several polls, never cast into a negative (infinite) timeout.
+ */
+int ac_poll_ms(long deadline);
+
 /* Write MS as "2s", "1m30s", "250ms" into BUF. */
 const char *ac_format_duration(long ms, char *buf, unsigned long len);
 

@@ -7,14 +7,18 @@
  * own idle timeout. The generation state lives in coll.c and its journal.
  */
 #define _GNU_SOURCE
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,15 +37,27 @@
 #include "proto.h"
 #include "rdvurl.h"
 #include "rundir.h"
-#include "kind.h"
 #include "transport.h"
 #include "xport.h"
+
+/*
+ * Limits on what one local client may cost the helper (DESIGN-NOTES.md,
+ * "Limits"). Each ends in a message to the client, or, for one that does not
+ * read, a closed connection; never a spin or an unbounded buffer.
+ */
+#define MAX_CLIENTS	1024		/* connections; fewer under a low fd limit */
+#define FD_RESERVE	32		/* fds kept for the journal, transports, logs */
+#define FRAME_WAIT_MS	10000		/* a started frame (or HELLO) must be done by then */
+#define OUT_PAUSE	65536		/* unread replies past which we stop reading requests */
+#define OUT_BUDGET	(AC_FRAME_MAX + (1u << 20))	/* unread replies: then dropped */
+#define IN_MAX		(AC_FRAME_HDR + AC_FRAME_MAX + 16384)	/* a client's input buffer */
 
 struct conn {
 	struct conn	*next;
 	int		 fd;
 	uint8_t		*in;
 	size_t		 inlen, incap;
+	long		 since;		/* accepted, or the unfinished frame's first byte */
 	struct ac_buf	 out;
 	size_t		 outoff;
 	int		 hello, closing;
@@ -59,6 +75,10 @@ static struct {
 	struct conn	*conns;
 	long		 nconns;
 	int		 lfd, sfd;
+	int		 spare;		/* a reserved fd, to refuse clients at EMFILE */
+	int		 accept_paused;	/* at the fd limit: until a connection closes */
+	long		 max_clients;
+	int		 pidfd;		/* the .pid file, flocked for our whole life */
 	long		 idle_ms, idle_since;
 	int		 stop;
 	ino_t		 sock_ino;
@@ -98,6 +118,23 @@ flush_out(struct conn *c)
 		c->outoff += (size_t)n;
 	}
 	c->out.len = c->outoff = 0;
+	/* A reply as large as a broadcast is not kept once sent. */
+	if (c->out.cap > OUT_PAUSE)
+		ac_buf_free(&c->out);
+}
+
+/* Queue what the client has not read; a client that stops reading its
+ * replies is dropped at OUT_BUDGET rather than let grow the helper. */
+static void
+queued(struct conn *c)
+{
+	flush_out(c);
+	if (c->closing != 2 && c->out.len - c->outoff > OUT_BUDGET) {
+		ac_helper_log("dropped a client (rank %lld) that left %zu bytes of "
+		    "replies unread (at most %u)", (long long)c->rank,
+		    c->out.len - c->outoff, (unsigned)OUT_BUDGET);
+		c->closing = 2;
+	}
 }
 
 static void
@@ -107,7 +144,7 @@ send_text(struct conn *c, int type, const char *text)
 
 	ac_put_str(&c->out, text);
 	ac_frame_end(&c->out, f);
-	flush_out(c);
+	queued(c);
 }
 
 static void
@@ -117,7 +154,7 @@ send_i64(struct conn *c, int type, int64_t v)
 
 	ac_put_i64(&c->out, v);
 	ac_frame_end(&c->out, f);
-	flush_out(c);
+	queued(c);
 }
 
 static void
@@ -127,6 +164,7 @@ detach(struct conn *c)
 		return;
 	c->coll->waiters--;
 	c->coll = NULL;
+	H.idle_since = ac_now_ms();	/* the idle period starts at the last wait */
 	c->deadline = -1;
 	c->progress_ms = 0;
 }
@@ -148,7 +186,7 @@ release_one(struct conn *c)
 		ac_put_str(&c->out, co->failed);
 		ac_put_blob(&c->out, co->payload, co->paylen);
 		ac_frame_end(&c->out, f);
-		flush_out(c);
+		queued(c);
 	}
 	detach(c);
 }
@@ -310,7 +348,7 @@ on_hello(struct conn *c, struct ac_rd *r)
 	ac_put_u32(&c->out, AC_PROTO_VERSION);
 	ac_put_i64(&c->out, (int64_t)getpid());
 	ac_frame_end(&c->out, f);
-	flush_out(c);
+	queued(c);
 	if (version != AC_PROTO_VERSION) {
 		ac_helper_log("refused a client of protocol version %u (this helper "
 		    "speaks %u)", version, AC_PROTO_VERSION);
@@ -362,9 +400,9 @@ on_arrive(struct conn *c, struct ac_rd *r)
 	status = ac_get_i64(r);
 	timeout = ac_get_i64(r);
 	progress = ac_get_i64(r);
-	if (r->err || ac_kind_of(key) == NULL || ac_kind_of(key)->op != op ||
-	    scope > AC_SCOPE_NODE || role > AC_ROLE_SOURCE ||
-	    strchr(key, ' ') != NULL || strchr(key, '\n') != NULL ||
+	/* The key and op are checked by ac_job_arrive (the journal's replay
+	 * goes there too), which says what is wrong with them. */
+	if (r->err || scope > AC_SCOPE_NODE || role > AC_ROLE_SOURCE ||
 	    source < 0 || timeout < 0 || progress < 0 || c->coll != NULL)
 		return refuse(c, "malformed ARRIVE");
 	if (H.job.aborted != NULL) {
@@ -380,7 +418,10 @@ on_arrive(struct conn *c, struct ac_rd *r)
 	co->waiters++;
 	c->role = role;
 	c->deadline = timeout > 0 ? ac_now_ms() + timeout : -1;
-	c->progress_ms = progress;
+	/* The source runs CMD and reads nothing until it finishes; progress
+	 * is for those who wait (a frame it did not expect looked like a lost
+	 * helper to older clients, which then gave up their source role). */
+	c->progress_ms = role == AC_ROLE_SOURCE ? 0 : progress;
 	c->next_progress = ac_now_ms() + progress;
 	if (co->xfailed != NULL) {
 		send_text(c, AC_MSG_FAILED, co->xfailed);
@@ -435,6 +476,7 @@ on_status(struct conn *c)
 static void
 dispatch(struct conn *c, int type, struct ac_rd *r)
 {
+	H.idle_since = ac_now_ms();
 	if (!c->hello && type != AC_MSG_HELLO)
 		return refuse(c, "expected HELLO first");
 	switch (type) {
@@ -477,15 +519,24 @@ read_conn(struct conn *c)
 			dispatch(c, c->in[4], &r);
 			memmove(c->in, c->in + flen, c->inlen - (size_t)flen);
 			c->inlen -= (size_t)flen;
+			c->since = ac_now_ms();
 		}
 		if (c->closing)
 			return;
-		if (c->incap - c->inlen < 16384) {
+		/* The buffer a broadcast needed is not kept. */
+		if (c->inlen == 0 && c->incap > 65536) {
+			free(c->in);
+			c->in = NULL;
+			c->incap = 0;
+		}
+		/* Room for one whole frame of the largest size (ac_frame_ready
+		 * refuses larger ones), and a little of the next. */
+		if (c->incap - c->inlen < 16384 && c->incap < IN_MAX) {
 			size_t cap = c->incap ? c->incap * 2 : 16384;
 			uint8_t *p;
 
-			if (cap > AC_FRAME_MAX + 65536)
-				return refuse(c, "frame too large");
+			if (cap > IN_MAX)
+				cap = IN_MAX;
 			if ((p = realloc(c->in, cap)) == NULL)
 				return refuse(c, "out of memory");
 			c->in = p;
@@ -500,6 +551,8 @@ read_conn(struct conn *c)
 			c->closing = 2;
 			return;
 		}
+		if (c->inlen == 0)
+			c->since = ac_now_ms();	/* a new frame starts */
 		c->inlen += (size_t)n;
 	}
 }
@@ -526,9 +579,64 @@ drop_conn(struct conn *c)
 	free(c->in);
 	ac_buf_free(&c->out);
 	free(c);
-	if (--H.nconns == 0)
-		H.idle_since = ac_now_ms();
+	H.nconns--;
+	H.accept_paused = 0;	/* an fd is free again */
 	ac_job_gc(&H.job);
+}
+
+/* Send one ERROR frame to a connection we do not keep, and close it. */
+static void
+refuse_fd(int fd, const char *msg)
+{
+	struct ac_buf b = { 0 };
+	size_t f = ac_frame_begin(&b, AC_MSG_ERROR);
+
+	ac_put_str(&b, msg);
+	ac_frame_end(&b, f);
+	if (!b.err)
+		(void)!send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ac_buf_free(&b);
+	close(fd);
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE): the pending client would make poll
+ * report the listener again at once, so the loop would spin. The reserved
+ * descriptor is given up for a moment to accept it and tell it why, as
+ * libev and nginx do; when even that fails, the listener is not polled
+ * until a connection closes. Returns 0 when a client was refused.
+ */
+static int
+accept_at_fd_limit(int err)
+{
+	static long last_log;
+	char msg[200];
+	int fd, saved;
+
+	if (H.spare >= 0) {
+		close(H.spare);
+		H.spare = -1;
+	}
+	fd = accept4(H.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	saved = errno;
+	if (fd != -1) {
+		snprintf(msg, sizeof(msg), "the helper is out of file descriptors "
+		    "(%s) with %ld clients: raise the fd limit (ulimit -n) of the "
+		    "job", strerror(err), H.nconns);
+		refuse_fd(fd, msg);
+	}
+	H.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (ac_now_ms() - last_log > 10000) {
+		ac_helper_log("out of file descriptors (%s) with %ld clients",
+		    strerror(err), H.nconns);
+		last_log = ac_now_ms();
+	}
+	/* EMFILE comes before the queue is looked at: EAGAIN is no client. */
+	if ((fd == -1 && saved != EAGAIN) || H.spare == -1) {
+		H.accept_paused = 1;
+		return -1;
+	}
+	return fd == -1 ? -1 : 0;
 }
 
 static void
@@ -539,29 +647,34 @@ accept_conn(void)
 	struct conn *c;
 	int fd = accept4(H.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (fd == -1)
+	if (fd == -1) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			(void)accept_at_fd_limit(errno);
 		return;
+	}
 	/* The directory is ours and 0700, but root gets through: check the peer. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    cred.uid != getuid()) {
-		static const char msg[] = "permission denied: another user's helper";
-		struct ac_buf b = { 0 };
-		size_t f = ac_frame_begin(&b, AC_MSG_ERROR);
-
-		ac_put_str(&b, msg);
-		ac_frame_end(&b, f);
-		if (!b.err)
-			(void)!send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		ac_buf_free(&b);
 		ac_helper_log("refused a client of uid %ld", (long)cred.uid);
-		close(fd);
+		refuse_fd(fd, "permission denied: another user's helper");
+		return;
+	}
+	if (H.nconns >= H.max_clients) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "the helper serves its maximum of %ld "
+		    "clients", H.max_clients);
+		ac_helper_log("refused a client: %s", msg);
+		refuse_fd(fd, msg);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		close(fd);
+		refuse_fd(fd, "the helper is out of memory");
 		return;
 	}
 	c->fd = fd;
+	c->since = ac_now_ms();
 	c->deadline = -1;
 	c->lrank = -1;
 	c->rank = -1;
@@ -570,11 +683,34 @@ accept_conn(void)
 	H.nconns++;
 }
 
+/*
+ * A client that started a frame (or connected without HELLO) FRAME_WAIT_MS
+ * ago and did not finish it is refused: it would hold its buffer and a slot
+ * for ever. Returns 1 when C is refused; else lowers *NEXT to its limit.
+ */
+static int
+slow_client(struct conn *c, long now, long *next)
+{
+	long end = c->since + FRAME_WAIT_MS;
+
+	if (c->closing || (c->inlen == 0 && c->hello))
+		return 0;
+	if (now >= end) {
+		refuse(c, "%s for %lds: closing the connection", c->hello ?
+		    "an incomplete frame" : "no HELLO", FRAME_WAIT_MS / 1000);
+		*next = now;	/* the loop drops it */
+		return 1;
+	}
+	if (*next < 0 || end < *next)
+		*next = end;
+	return 0;
+}
+
 /* Deadlines and progress reports of waiting clients; the next wake-up. */
 static long
 timers(void)
 {
-	long now = ac_now_ms(), next = -1;
+	long now = ac_now_ms(), next = -1, waiting = 0;
 	char text[2048];
 
 	if (H.job.x != NULL) {
@@ -582,12 +718,14 @@ timers(void)
 		if (t >= 0)
 			next = now + t;
 	}
+
 	for (struct conn *c = H.conns; c != NULL; c = c->next) {
 		const char *down;
 		int final;
 
-		if (c->coll == NULL)
+		if (slow_client(c, now, &next) || c->coll == NULL)
 			continue;
+		waiting++;
 		/* A transport that cannot withdraw a collective (NCCL) gives
 		 * up its channel now; that may release C (on one node). */
 		if (c->deadline >= 0 && now >= c->deadline &&
@@ -615,7 +753,15 @@ timers(void)
 			continue;
 		}
 		if (c->progress_ms > 0 && now >= c->next_progress) {
+			size_t n;
+
 			ac_coll_summary(&H.job, c->coll, text, sizeof(text));
+			/* Say so while the rendezvous is down: "waiting for other
+			 * nodes" alone would send the reader to the wrong place. */
+			n = strlen(text);
+			if (down != NULL && n < sizeof(text))
+				snprintf(text + n, sizeof(text) - n, " (rendezvous "
+				    "unreachable: %s)", down);
 			send_text(c, AC_MSG_PROGRESS, text);
 			c->next_progress = now + c->progress_ms;
 		}
@@ -624,7 +770,9 @@ timers(void)
 		if (c->progress_ms > 0 && (next < 0 || c->next_progress < next))
 			next = c->next_progress;
 	}
-	if (H.nconns == 0) {
+	/* Only clients that wait keep the helper: a connection that holds
+	 * half a frame or says nothing does not. */
+	if (waiting == 0) {
 		long idle_end = H.idle_since + H.idle_ms;
 		if (now >= idle_end)
 			H.stop = 1;
@@ -673,29 +821,109 @@ unlink_own_socket(void)
 		unlink(H.paths.sock);
 }
 
-static void
-write_pid_file(void)
+/*
+ * Take the job's .pid file with a flock held for the helper's whole life, and
+ * write our pid into it: while we live no second helper of this job (a
+ * "helper run", or a client that found the socket file deleted) can start
+ * and append to our journal. The file is checked to be the one at its path
+ * after locking, since an exiting helper unlinks it. Returns 0, or -1 with
+ * the reason in ERR.
+ */
+static int
+lock_for_life(char *err, size_t errlen)
 {
-	FILE *f = fopen(H.paths.pid, "w");
+	for (int tries = 0; tries < 10; tries++) {
+		struct stat a, b;
+		char pid[32] = "";
+		int fd = open(H.paths.pid, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		int n;
 
-	if (f != NULL) {
-		fprintf(f, "%ld\n", (long)getpid());
-		fclose(f);
+		if (fd == -1) {
+			snprintf(err, errlen, "cannot open %.300s: %s", H.paths.pid,
+			    strerror(errno));
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+			n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
+			pid[n > 0 ? n : 0] = '\0';
+			pid[strcspn(pid, "\n")] = '\0';
+			snprintf(err, errlen, "another helper (pid %s) already serves "
+			    "job %.100s: it holds %.300s", *pid ? pid : "?", H.job.id,
+			    H.paths.pid);
+			close(fd);
+			return -1;
+		}
+		if (fstat(fd, &a) == 0 && stat(H.paths.pid, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+			n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+			if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
+				ac_helper_log("cannot write %s: %s", H.paths.pid,
+				    strerror(errno));
+			H.pidfd = fd;
+			return 0;
+		}
+		close(fd);	/* unlinked by the helper that held it: again */
 	}
+	snprintf(err, errlen, "cannot lock %.300s", H.paths.pid);
+	return -1;
 }
 
-/* Remove the pid file, unless a newer helper wrote its own. */
+/* Our pid file goes before the lock does (we hold it: it is ours). */
 static void
 remove_pid_file(void)
 {
-	FILE *f = fopen(H.paths.pid, "r");
-	long pid = 0;
-
-	if (f == NULL)
+	if (H.pidfd < 0)
 		return;
-	if (fscanf(f, "%ld", &pid) == 1 && pid == (long)getpid())
-		unlink(H.paths.pid);
-	fclose(f);
+	unlink(H.paths.pid);
+	close(H.pidfd);
+	H.pidfd = -1;
+}
+
+/* Every descriptor but stdio and KEEP, however high (close_range(2)). */
+static void
+close_inherited(int keep)
+{
+	DIR *d;
+	struct dirent *e;
+
+	int ok = 1;
+
+	if (keep > 3)
+		ok = close_range(3, (unsigned)keep - 1, 0) == 0;
+	if (ok && close_range(keep < 3 ? 3 : (unsigned)keep + 1, ~0U, 0) == 0)
+		return;
+	/* Kernels before 5.9: what /proc lists. */
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd > 2 && fd != keep && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* Clients allowed at once: MAX_CLIENTS, fewer where the fd limit is low
+ * (raised to its hard limit first). */
+static long
+client_limit(void)
+{
+	struct rlimit rl;
+	long n = MAX_CLIENTS;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max &&
+		    rl.rlim_cur < MAX_CLIENTS + FD_RESERVE) {
+			rl.rlim_cur = rl.rlim_max < MAX_CLIENTS + FD_RESERVE ?
+			    rl.rlim_max : MAX_CLIENTS + FD_RESERVE;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY &&
+		    (long)rl.rlim_cur - FD_RESERVE < n)
+			n = (long)rl.rlim_cur - FD_RESERVE;
+	}
+	return n < 1 ? 1 : n;
 }
 
 static void
@@ -737,10 +965,13 @@ loop(void)
 			if ((pfd = calloc(cap, sizeof(*pfd))) == NULL)
 				break;
 		}
-		pfd[n++] = (struct pollfd){ .fd = H.lfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = H.accept_paused ? -1 : H.lfd,
+		    .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = H.sfd, .events = POLLIN };
+		/* A client that does not read its replies is not read either. */
 		for (c = H.conns; c != NULL; c = c->next)
-			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN |
+			pfd[n++] = (struct pollfd){ .fd = c->fd, .events =
+			    (c->out.len - c->outoff > OUT_PAUSE ? 0 : POLLIN) |
 			    (c->out.len > c->outoff ? POLLOUT : 0) };
 		/* The transport's descriptors last; it says how many. */
 		size_t xfirst = n;
@@ -809,10 +1040,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 
 	memset(&H, 0, sizeof(H));
 	H.job.journal = -1;
-	H.lfd = H.sfd = -1;
-	H.idle_ms = 600000;
-	if (idle != NULL && *idle != '\0' &&
-	    ac_parse_duration(idle, &H.idle_ms, &why) == -1) {
+	H.lfd = H.sfd = H.spare = H.pidfd = -1;
+	if (ac_helper_idle_ms(idle, &H.idle_ms, &why) == -1) {
 		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s", idle, why);
 		return AC_EXIT_USAGE;
 	}
@@ -831,11 +1060,17 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		set_title(t);
 		/* Close what the client had open: a helper holding the pipe of
 		 * "$(accelctl barrier x)" would make that shell wait for ever. */
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != ready_fd)
-				close(fd);
+		close_inherited(ready_fd);
 	}
+	/* Not the job's working directory: it may be a mount to unmount. The
+	 * runtime directory's paths are absolute (rundir.c). */
+	if (chdir("/") == -1)
+		ac_helper_log("chdir /: %s", strerror(errno));
+	H.max_clients = client_limit();
+	H.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit is a journal write that fails (logged), not death. */
+	signal(SIGXFSZ, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -852,6 +1087,16 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	    ac_job_shape(&H.job, t->v[AC_LSIZE], t->v[AC_WORLD], t->v[AC_NODE],
 	    t->v[AC_NNODES]) == -1)
 		goto out;
+	if (lock_for_life(err, sizeof(err)) == -1) {
+		ac_helper_log("%s", err);
+		if (foreground)
+			ac_warnx("%s", err);
+		goto out;
+	}
+	/* We hold the lock: a socket file left there is a dead helper's
+	 * (kill -9), and bind would fail on it. */
+	if (unlink(H.paths.sock) == 0)
+		ac_helper_log("removed the stale socket of a helper that died");
 	if (ac_journal_open(&H.job, H.paths.state) == -1) {
 		ac_helper_log("cannot open journal %s: %s", H.paths.state, strerror(errno));
 		goto out;
@@ -864,9 +1109,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 			ac_warnx("%s", err);
 		goto out;
 	}
-	write_pid_file();
-	ac_helper_log("serving job %s on %s (idle exit after %lds)", H.job.id,
-	    H.paths.sock, H.idle_ms / 1000);
+	ac_helper_log("serving job %s on %s (idle exit after %lds, at most %ld "
+	    "clients)", H.job.id, H.paths.sock, H.idle_ms / 1000, H.max_clients);
 	H.idle_since = ac_now_ms();
 	if (ready_fd >= 0) {
 		(void)!write(ready_fd, "r", 1);
@@ -874,6 +1118,17 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		ready_fd = -1;
 	}
 	loop();
+	/* A hand-run job (job id "default") has no identity that ends: its abort
+	 * ends with this helper (idle exit, "helper stop"), so that the next
+	 * run is not aborted too. Its journal goes with it (the aborted run
+	 * left uneven counts anyway). A helper that is killed is replaced by
+	 * one that replays the abort: that is still the same run. */
+	if (H.job.aborted != NULL && t->job_id_from != NULL &&
+	    strcmp(t->job_id_from, "default") == 0) {
+		ac_helper_log("the abort of this hand-run job ends with this "
+		    "helper: removing its journal");
+		unlink(H.paths.state);
+	}
 	unlink_own_socket();
 	remove_pid_file();
 	ac_helper_log("exiting");
@@ -889,6 +1144,9 @@ out:
 		close(H.sfd);
 	if (H.job.journal >= 0)
 		close(H.job.journal);
+	if (H.spare >= 0)
+		close(H.spare);
+	remove_pid_file();
 	ac_job_free(&H.job);
 	return rc;
 }

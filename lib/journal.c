@@ -24,7 +24,61 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client.h"
+#include "duration.h"
 #include "journal.h"
+
+/* Records not written since the helper started: a compaction that loses
+ * one is abandoned. */
+static unsigned long write_failures;
+
+/* A full disk fails every record: one log line per 10 s says so. */
+static void
+write_failed(const char *what)
+{
+	static long last;
+	static unsigned long dropped;
+
+	write_failures++;
+	dropped++;
+	if (last != 0 && ac_now_ms() - last < 10000)
+		return;
+	ac_helper_log("cannot write the journal: %s; %lu record%s not kept "
+	    "(the job goes on, but a restarted helper will not know %s)", what,
+	    dropped, dropped == 1 ? "" : "s", dropped == 1 ? "it" : "them");
+	last = ac_now_ms();
+	dropped = 0;
+}
+
+/*
+ * Write P whole to the journal, or not at all: a short write (a full disk,
+ * a file size limit) is cut off again, so that the next record does not
+ * start in the middle of a torn one. The replay would cut a torn tail, but
+ * a torn record in the middle would be read together with the next one.
+ */
+static void
+write_record(struct ac_job *j, const char *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = write(j->journal, p + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (off == n) {
+		j->journal_size += n;
+		return;
+	}
+	write_failed(off == 0 ? strerror(errno) : "a short write");
+	if (off > 0 && ftruncate(j->journal, (off_t)j->journal_size) == -1)
+		ac_helper_log("cannot cut a torn journal record: %s",
+		    strerror(errno));
+}
 
 static void
 append(struct ac_job *j, const char *line, size_t n, const void *extra,
@@ -35,18 +89,18 @@ append(struct ac_job *j, const char *line, size_t n, const void *extra,
 	if (j->journal < 0)
 		return;
 	if (extralen == 0) {
-		if (write(j->journal, line, n) == (ssize_t)n)
-			j->journal_size += n;
+		write_record(j, line, n);
 		return;
 	}
 	/* Header, payload and newline in one write: a record is whole or absent. */
-	if ((buf = malloc(n + extralen + 1)) == NULL)
+	if ((buf = malloc(n + extralen + 1)) == NULL) {
+		write_failed("out of memory");
 		return;
+	}
 	memcpy(buf, line, n);
 	memcpy(buf + n, extra, extralen);
 	buf[n + extralen] = '\n';
-	if (write(j->journal, buf, n + extralen + 1) == (ssize_t)(n + extralen + 1))
-		j->journal_size += n + extralen + 1;
+	write_record(j, buf, n + extralen + 1);
 	free(buf);
 }
 
@@ -118,8 +172,17 @@ ac_journal_abort(struct ac_job *j, long lrank, const char *reason)
 	append(j, line, (size_t)n, NULL, 0);
 }
 
+/* A complete record that makes no sense (a bad key, a rank out of range, a
+ * line of garbage): skipped with a log line, never a crash or a stop. */
+static size_t
+skip(const char *line, size_t used, const char *why)
+{
+	ac_helper_log("journal: skipped a bad record (%s): %.80s", why, line);
+	return used;
+}
+
 /* Replay one record at P (of N bytes left); returns bytes consumed, 0 at a
- * torn or unknown record (the rest is ignored). */
+ * torn record (no newline: the rest is cut) or a journal of another shape. */
 static size_t
 replay_one(struct ac_job *j, const char *p, size_t n)
 {
@@ -132,40 +195,48 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 	size_t paylen, len;
 	const char *why;
 
-	if (nl == NULL || (len = (size_t)(nl - p)) >= sizeof(line))
+	if (nl == NULL)
 		return 0;
+	len = (size_t)(nl - p);
+	if (len >= sizeof(line))
+		return skip("(too long)", len + 1, "too long");
 	memcpy(line, p, len);
 	line[len] = '\0';
 	switch (line[0]) {
 	case 'J':
 		if (sscanf(line, "J %ld %ld %ld %ld", &a, &b, &c, &d) != 4)
+			return skip(line, len + 1, "malformed");
+		if (j->lsize == 0 && a > 0 && a <= 1 << 20 && b >= a && c >= 0 &&
+		    d > c && ac_job_shape(j, a, b, c, d) == -1)
 			return 0;
-		if (j->lsize == 0 && a > 0 && a <= 1 << 20 &&
-		    ac_job_shape(j, a, b, c, d) == -1)
-			return 0;
+		/* Another job's shape: a stale file, dropped from here. */
 		if (j->lsize != a || j->world != b || j->node != c || j->nnodes != d)
 			return 0;
 		break;
 	case 'H':
 		if (sscanf(line, "H %ld %" SCNd64, &a, &gen) != 2 || a < 0 ||
-		    a >= j->lsize)
-			return 0;
+		    a >= j->lsize || gen < 0)
+			return skip(line, len + 1, "malformed");
 		ac_job_hello(j, a, gen);
 		break;
 	case 'A':
 		if (sscanf(line, "A %ld %" SCNd64 " %d %d %d %" SCNd64 " %" SCNd64
 		    " %" SCNu64 " %255s", &a, &gen, &op, &scope, &role, &src, &st,
-		    &nonce, key) != 9 || a < 0 || a >= j->lsize)
-			return 0;
+		    &nonce, key) != 9 || a < 0 || a >= j->lsize || gen < 0 ||
+		    role < AC_ROLE_WAIT || role > AC_ROLE_SOURCE)
+			return skip(line, len + 1, "malformed");
 		if (ac_job_arrive(j, a, op, scope, role, key, nonce, gen, src, st,
 		    &why) == NULL)
-			return 0;
+			return skip(line, len + 1, why);
 		break;
 	case 'F':
 		if (sscanf(line, "F %" SCNd64 " %" SCNd64 " %zu %255s", &gen, &st,
-		    &paylen, key) != 4 || paylen > AC_PAYLOAD_MAX ||
-		    len + 1 + paylen + 1 > n)
-			return 0;
+		    &paylen, key) != 4 || paylen > AC_PAYLOAD_MAX)
+			return skip(line, len + 1, "malformed");
+		if (len + 1 + paylen + 1 > n)
+			return 0;	/* torn in its payload */
+		if (nl[1 + paylen] != '\n')
+			return skip(line, len + 1, "payload not followed by a newline");
 		for (struct ac_coll *co = j->colls; co != NULL; co = co->next)
 			if (co->gen == gen && strcmp(co->key, key) == 0)
 				ac_job_finish(j, co, st, (const uint8_t *)nl + 1,
@@ -173,27 +244,27 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 		return len + 1 + paylen + 1;
 	case 'L':
 		if (sscanf(line, "L %" SCNd64 " %255s", &gen, key) != 2)
-			return 0;
+			return skip(line, len + 1, "malformed");
 		for (struct ac_coll *co = j->colls; co != NULL; co = co->next)
 			if (co->gen == gen && strcmp(co->key, key) == 0)
 				ac_job_source_lost(j, co);
 		break;
 	case 'N':
 		if (sscanf(line, "N %ld %" SCNd64 " %" SCNd64 " %" SCNu64 " %255s",
-		    &a, &gen, &src, &nonce, key) != 5 || a < 0 || a >= j->lsize)
-			return 0;
-		ac_job_counter(j, a, key, gen, src, nonce);
+		    &a, &gen, &src, &nonce, key) != 5 ||
+		    ac_job_counter(j, a, key, gen, src, nonce) == -1)
+			return skip(line, len + 1, "malformed");
 		break;
 	case 'X':
 		/* -1: an abort from another node or a compaction; else a local
 		 * rank, which ac_job_abort looks up (tests/fuzz found it unchecked). */
 		if (sscanf(line, "X %ld", &a) != 1 || strchr(line + 2, ' ') == NULL ||
-		    a >= j->lsize)
-			return 0;
+		    a < -1 || a >= j->lsize)
+			return skip(line, len + 1, "malformed");
 		ac_job_abort(j, a, strchr(line + 2, ' ') + 1);
 		break;
 	default:
-		return 0;
+		return skip(line, len + 1, "unknown record");
 	}
 	ac_job_gc(j);
 	return len + 1;
@@ -225,8 +296,17 @@ ac_journal_compact(struct ac_job *j, const char *path)
 	char tmp[1024];
 	int fd, old = j->journal;
 	size_t old_size = j->journal_size;
+	unsigned long failures = write_failures;
 
-	if (old < 0 || (long)j->journal_size <= max || j->lsize == 0)
+	/*
+	 * Past the limit, and twice the size the last compaction left: the
+	 * present state itself may exceed the limit (every name's last
+	 * result, payloads included), and rewriting it on every loop turn
+	 * would cost a rewrite per record. So the work stays in proportion
+	 * to the records written since.
+	 */
+	if (old < 0 || (long)j->journal_size <= max || j->lsize == 0 ||
+	    j->journal_size <= 2 * j->journal_compacted)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -261,14 +341,19 @@ ac_journal_compact(struct ac_job *j, const char *path)
 		write_coll(j, c);
 	if (j->aborted != NULL)
 		ac_journal_abort(j, -1, j->aborted);
-	if (rename(tmp, path) == -1) {
+	if (write_failures != failures || rename(tmp, path) == -1) {
 		close(fd);
 		unlink(tmp);
 		j->journal = old;
 		j->journal_size = old_size;
+		/* Not again on every loop turn (a full disk, say). */
+		j->journal_compacted = old_size;
 		return;
 	}
 	close(old);
+	ac_helper_log("compacted the journal: %zu -> %zu bytes", old_size,
+	    j->journal_size);
+	j->journal_compacted = j->journal_size;
 }
 
 int

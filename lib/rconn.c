@@ -75,6 +75,8 @@ static struct {
 	int			 announced;	/* "connected" was logged */
 	char			 down[1024];
 	char			 logged[1024];	/* the last reason logged */
+	long			 logged_at;
+	int			 down_logged;	/* no "connected" logged since */
 	char			 key[1024];	/* the blocking read's list */
 } R;
 
@@ -108,6 +110,7 @@ contains(const char *text, const char *const *list)
 /* Errors that waiting cannot mend: Redis refuses us, not a state it is in. */
 static const char *const final_errors[] = { "NOPERM", "WRONGPASS", "NOAUTH",
     "unknown command", "unknown subcommand", "invalid password",
+    "can't run this command",	/* Redis 7.0: an ACL denies a script's call */
     "without any password configured", "invalid username-password",
     "DB index is out of range", "invalid DB index", NULL };
 /* Errors of a state Redis leaves by itself (or an operator fixes). */
@@ -122,12 +125,18 @@ ac_rconn_final_error(const char *text)
 }
 
 static void
-log_reason(const char *text)
+log_reason(const char *text, int final)
 {
-	/* Once per reason: a Redis that stays down for an hour is one line. */
-	if (strcmp(R.logged, text) == 0)
+	long now = ac_now_ms();
+
+	/* Once per reason while down, and at most one failure every 10 s: a
+	 * Redis that flaps for an hour is a few lines; down() has the last. */
+	if ((R.down_logged && strcmp(R.logged, text) == 0) ||
+	    (!final && R.logged_at != 0 && now - R.logged_at < 10000))
 		return;
 	snprintf(R.logged, sizeof(R.logged), "%s", text);
+	R.logged_at = now;
+	R.down_logged = 1;
 	ac_helper_log("rendezvous %s", text);
 }
 
@@ -144,7 +153,7 @@ went_down(const char *why)
 	/* Up to a quarter more, so that many nodes do not dial in step. */
 	backoff += random() % (backoff / 4 + 1);
 	snprintf(R.down, sizeof(R.down), "%s: %s", R.url.where, why);
-	log_reason(R.down);
+	log_reason(R.down, 0);
 	R.up = R.healthy = 0;
 	R.reset = 1;
 	R.attempts++;
@@ -158,7 +167,7 @@ go_fatal(const char *what, const char *why)
 	if (R.fatal || R.closing)
 		return;
 	snprintf(R.down, sizeof(R.down), "%s: %s%.300s", R.url.where, what, why);
-	log_reason(R.down);
+	log_reason(R.down, 1);
 	R.fatal = 1;
 	R.up = R.healthy = 0;
 	R.reset = 1;
@@ -553,10 +562,10 @@ void
 ac_rconn_healthy(void)
 {
 	/* Logged the first time, and after each logged failure. */
-	if (!R.healthy && (R.logged[0] != '\0' || !R.announced))
+	if (!R.healthy && (R.down_logged || !R.announced))
 		ac_helper_log("rendezvous %s: connected", R.url.where);
 	R.announced = 1;
-	R.logged[0] = '\0';
+	R.down_logged = 0;
 	R.healthy = 1;
 	R.attempts = 0;
 	R.down[0] = '\0';

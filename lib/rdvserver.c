@@ -43,7 +43,7 @@
 /*
  * The commands of the job's ACL user: what the helpers send (lib/xredis.c:
  * AUTH is always allowed, SELECT, GET, HSET, EXPIRE, HGETALL, BLPOP, EVAL)
- * and what its scripts call (SET, INCR, HSETNX, HEXISTS, HGET, HLEN, RPUSH:
+ * and what its scripts call (SET, INCR, EXISTS, HSETNX, HEXISTS, HGET, HLEN, RPUSH:
  * Redis checks a script's calls against the caller's ACL); PING and INFO for "rendezvous
  * start" and "status"; CLIENT SETNAME/GETNAME/ID to name connections; and
  * EVALSHA, SCRIPT LOAD/EXISTS and, on Redis 7, FUNCTION LOAD/LIST and FCALL,
@@ -53,8 +53,8 @@
 static const char acl_base[] =
     "+ping +select +info +client|setname +client|getname +client|id "
     "+eval +evalsha +script|load +script|exists "
-    "+get +set +incr +hset +hsetnx +hexists +hget +hlen +hgetall +rpush "
-    "+blpop +expire";
+    "+get +set +incr +exists +hset +hsetnx +hexists +hget +hlen +hgetall "
+    "+rpush +blpop +expire";
 static const char acl_redis7[] =
     " +function|load +function|list +fcall +fcall_ro";
 

@@ -128,3 +128,23 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 		return -1;
 	return 0;
 }
+
+void
+ac_rdv_scrub(char *arg)
+{
+	char *auth = strstr(arg, "://"), *end, *at = NULL, *colon;
+
+	if (auth == NULL)
+		return;
+	auth += 3;
+	end = auth + strcspn(auth, "/");
+	for (char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at == NULL)
+		return;
+	/* With no ':' the whole user part may be a password: hide it all. */
+	colon = memchr(auth, ':', (size_t)(at - auth));
+	memset(colon != NULL ? colon + 1 : auth, '*', (size_t)(at -
+	    (colon != NULL ? colon + 1 : auth)));
+}

@@ -24,4 +24,13 @@ struct ac_rdv_url {
 int ac_rdv_parse(const char *url, const char *password_file,
     struct ac_rdv_url *u, char *err, size_t errlen);
 
+/*
+ * Overwrite, in place, the password of the URL in ARG (the "user:password"
+ * before '@'; the user stays) with '*': ARG is an argument of our own
+ * command line, which /proc/PID/cmdline shows to every user. Call it after
+ * the URL was copied where it is used (the environment, which only the
+ * owner can read).
+ */
+void ac_rdv_scrub(char *arg);
+
 #endif

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@ ac_exec(char **argv)
 
 	/* Output written before the exec must not be lost with our buffers. */
 	fflush(stdout);
+	/* accelctl ignores SIGPIPE; an ignored signal would stay so in CMD. */
+	signal(SIGPIPE, SIG_DFL);
 	execvp(argv[0], argv);
 	saved = errno;
 	errno = saved;

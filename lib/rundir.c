@@ -66,7 +66,13 @@ ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
 	else
 		snprintf(job_id, sizeof(job_id), "%s", t->job_id);
 
-	if (env != NULL && *env != '\0')
+	char cwd[256];
+
+	/* Absolute: the helper leaves the job's working directory (chdir /). */
+	if (env != NULL && *env != '\0' && *env != '/' &&
+	    getcwd(cwd, sizeof(cwd)) != NULL)
+		n = snprintf(p->dir, sizeof(p->dir), "%s/%s", cwd, env);
+	else if (env != NULL && *env != '\0')
 		n = snprintf(p->dir, sizeof(p->dir), "%s", env);
 	else if ((xdg = getenv("XDG_RUNTIME_DIR")) != NULL && *xdg == '/')
 		n = snprintf(p->dir, sizeof(p->dir), "%s/accelctl", xdg);

@@ -22,6 +22,7 @@
 
 #include "duration.h"
 #include "msg.h"
+#include "parent.h"
 #include "run.h"
 #include "sync.h"
 
@@ -29,6 +30,11 @@
 #define GRACE_MS 3000
 /* Reconnect attempts that may fail outright before giving up (exit 125). */
 #define MAX_OPEN_FAILURES 5
+/* A waiter whose parent exited leaves with the status of a hung-up process. */
+#define EXIT_ORPHANED (128 + SIGHUP)
+/* After SIGTERM, how long a source's CMD has before SIGKILL once the job
+ * script that ran accelctl is gone. */
+#define ORPHAN_KILL_MS 5000
 
 int
 ac_check_name(const char *name, const char **why)
@@ -106,6 +112,20 @@ backoff(int attempt)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The job script that ran us exited (a launcher killed it): nobody is left
+ * to use what we wait for, and a launcher that restarts the job may wait
+ * for us. We leave now; the helper sees the connection drop, as when a
+ * waiting rank is killed.
+ */
+static int
+orphaned(const struct ac_sync *s)
+{
+	ac_warnx("%s: the process that ran accelctl (pid %ld) exited: leaving",
+	    s->what, ac_parent_pid());
+	return EXIT_ORPHANED;
+}
+
 /* ABORTED or ERROR: print it, return the exit code; -1 for any other type. */
 static int
 final_reply(struct ac_sync *s, int type, struct ac_rd *r)
@@ -143,10 +163,14 @@ arrive(const struct ac_topo *t, struct ac_sync *s)
 	for (;;) {
 		if (ac_client_open(&s->c, t, 1, &rc) == 0)
 			break;
-		if (rc == AC_EXIT_USAGE || ++failures >= MAX_OPEN_FAILURES)
+		if (rc == AC_EXIT_USAGE || s->c.busy ||
+		    ++failures >= MAX_OPEN_FAILURES)
 			return rc;
+		if (ac_parent_gone())
+			return orphaned(s);
 		backoff(failures);
 	}
+	s->c.watch_parent = 1;
 	left = s->deadline - ac_now_ms();
 	size_t f = ac_frame_begin(&b, AC_MSG_ARRIVE);
 	ac_put_u8(&b, (uint8_t)s->op);
@@ -169,6 +193,8 @@ arrive(const struct ac_topo *t, struct ac_sync *s)
 		s->gen = ac_get_i64(&r);
 		return 0;
 	}
+	if (type == -3)
+		return orphaned(s);
 	return final_reply(s, type, &r);
 }
 
@@ -230,6 +256,8 @@ await(struct ac_sync *s)
 			    ac_format_duration((ac_now_ms() - s->started) / 1000 * 1000,
 			    d1, sizeof(d1)), s->what, (long long)s->gen, text);
 			continue;
+		case -3:
+			return orphaned(s);
 		case AC_MSG_TIMEOUT:
 		case -2:
 			if (type == AC_MSG_TIMEOUT)
@@ -294,6 +322,31 @@ ac_sync_source_finish(const struct ac_topo *t, struct ac_sync *s,
 }
 
 /*
+ * The source's connection is readable while CMD runs. The helper sends a
+ * source nothing then, but a helper of another build may report progress:
+ * such frames are skipped. EOF, or any other frame (the job was aborted,
+ * say), is a lost registration: arrive again, which also starts a new
+ * helper when this one died.
+ */
+static void
+source_reads(const struct ac_topo *t, struct ac_sync *s)
+{
+	struct ac_rd r;
+	int type, watch = s->c.watch_parent;
+
+	s->c.watch_parent = 0;	/* run_cmd watches the parent itself */
+	while ((type = ac_client_recv(&s->c, ac_now_ms(), &r)) ==
+	    AC_MSG_PROGRESS)
+		;
+	s->c.watch_parent = watch;
+	if (type == -2)
+		return;		/* half a frame so far, or nothing */
+	ac_client_close(&s->c);
+	if (arrive_retrying(t, s) != 0)
+		ac_client_close(&s->c);
+}
+
+/*
  * Run CMD as a child (not exec: we must tell the others how it ended) and
  * forward the signals a launcher sends us. While it runs, a lost helper
  * connection is re-established, so that the helper knows we are alive.
@@ -305,6 +358,7 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 	    SIGUSR2, SIGCHLD };
 	sigset_t mask, old;
 	int sfd, status = 0, done = 0;
+	long killed_at = -1;
 	pid_t pid;
 
 	sigemptyset(&mask);
@@ -328,10 +382,17 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 		_exit(ac_exec(argv));
 	}
 	while (!done) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
-		    { .fd = s->c.fd, .events = POLLIN } };
+		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN },
+		    { .fd = s->c.fd, .events = POLLIN },
+		    { .fd = killed_at < 0 ? ac_parent_fd() : -1, .events = POLLIN } };
+		int timeout = -1;
 
-		if (poll(pfd, s->c.fd >= 0 ? 2 : 1, -1) == -1 && errno != EINTR)
+		/* Without a pidfd the parent is looked at every second. */
+		if (killed_at < 0 && pfd[2].fd < 0)
+			timeout = 1000;
+		else if (killed_at >= 0)
+			timeout = ac_poll_ms(killed_at + ORPHAN_KILL_MS);
+		if (poll(pfd, 3, timeout) == -1 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -346,12 +407,20 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 					done = 1;
 			}
 		}
-		if (!done && s->c.fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP))) {
-			/* Nothing is expected while CMD runs: the helper is gone. */
-			ac_client_close(&s->c);
-			if (arrive_retrying(t, s) != 0)
-				ac_client_close(&s->c);
-		}
+		if (done)
+			break;
+		/* The job script is gone: CMD is stopped as its launcher would. */
+		if (killed_at < 0 && (pfd[2].fd >= 0 ?
+		    (pfd[2].revents & POLLIN) != 0 : ac_parent_gone())) {
+			ac_warnx("%s: the process that ran accelctl (pid %ld) "
+			    "exited: stopping CMD", s->what, ac_parent_pid());
+			kill(pid, SIGTERM);
+			killed_at = ac_now_ms();
+		} else if (killed_at >= 0 && ac_now_ms() >= killed_at +
+		    ORPHAN_KILL_MS)
+			kill(pid, SIGKILL);
+		if (s->c.fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP)))
+			source_reads(t, s);
 	}
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -24,10 +24,15 @@
 
 struct row {
 	const char	*name;
-	/* A rendezvous: the URL schemes it serves, and how it starts. */
+	/* A rendezvous: the URL schemes it serves, their forms (for
+	 * messages), and how it starts. */
 	const char	*const *schemes;
+	const char	*forms;
 	const struct ac_xport *(*open)(struct ac_job *, const struct ac_xstart *,
 			    const struct ac_rdv **, char *, size_t);
+	/* What every rank checks first (URL, the transport's variables). */
+	int		(*check)(const char *url, const char *password_file,
+			    char *err, size_t errlen);
 	/* A transport that rides on a rendezvous (or alone on one node), when
 	 * ACCELCTL_TRANSPORT is not the rendezvous' own. */
 	const struct ac_xport *(*ride)(struct ac_job *, const struct ac_rdv *, int);
@@ -50,12 +55,13 @@ static const char *const redis_schemes[] = { "redis", "unix", NULL };
 
 static const struct row rows[] = {
 #if ACCELCTL_HAVE_HIREDIS
-	{ "redis", redis_schemes, open_redis, NULL },
+	{ "redis", redis_schemes, "redis://[user:password@]host:port[/db] or "
+	    "unix:///path", open_redis, ac_xredis_check, NULL },
 #endif
 #if ACCELCTL_HAVE_NCCL
-	{ "nccl", NULL, NULL, ac_xnccl_open },
+	{ "nccl", NULL, NULL, NULL, NULL, ac_xnccl_open },
 #endif
-	{ NULL, NULL, NULL, NULL }
+	{ NULL, NULL, NULL, NULL, NULL, NULL }
 };
 
 int
@@ -147,6 +153,42 @@ by_scheme(const char *url)
 	return NULL;
 }
 
+/* "ACCELCTL_RENDEZVOUS: no transport for 'etcd://' in this build": the
+ * scheme only, never what follows it (a password). */
+static void
+no_scheme(const char *url, char *err, size_t errlen)
+{
+	const char *sep = strstr(url, "://");
+	int n = sep != NULL && sep - url <= 16 ? (int)(sep - url) : 0;
+	size_t k = (size_t)snprintf(err, errlen, "invalid rendezvous: expected ");
+
+	for (const struct row *r = rows; r->name != NULL && k < errlen; r++)
+		if (r->forms != NULL)
+			k += (size_t)snprintf(err + k, errlen - k, "%s%s",
+			    r == rows ? "" : " or ", r->forms);
+	if (k >= errlen)
+		return;
+	if (rows[0].forms == NULL)
+		snprintf(err + k, errlen - k, "a rendezvous, but this build has "
+		    "none (see accelctl --version)");
+	else if (n > 0)
+		snprintf(err + k, errlen - k, " (this build has no transport "
+		    "for '%.*s://')", n, url);
+}
+
+int
+ac_transport_check(const char *url, const char *password_file, char *err,
+    size_t errlen)
+{
+	const struct row *r = by_scheme(url);
+
+	if (r == NULL) {
+		no_scheme(url, err, errlen);
+		return -1;
+	}
+	return r->check != NULL ? r->check(url, password_file, err, errlen) : 0;
+}
+
 int
 ac_transport_open(struct ac_job *j, const struct ac_xstart *s, char *err,
     size_t errlen)
@@ -157,9 +199,17 @@ ac_transport_open(struct ac_job *j, const struct ac_xstart *s, char *err,
 
 	if (j->x != NULL)
 		return 0;
+	/*
+	 * The choice is ac_transport_choose's, as info shows it; whether a GPU
+	 * is visible is the rider's to find out, at its first collective
+	 * (without one, auto falls back to the rendezvous, forced fails).
+	 */
+	int rides = ride != NULL && ac_transport_choose(s->setting, 1, j->nnodes,
+	    1) == AC_T_NCCL;
+
 	if (j->nnodes <= 1) {
 		/* Forced NCCL carries a one-node job too: a one-rank communicator. */
-		if (s->setting == AC_TSET_NCCL && j->world > 1 && ride != NULL)
+		if (rides && j->world > 1)
 			j->x = ride->ride(j, NULL, s->setting);
 		return 0;
 	}
@@ -168,10 +218,9 @@ ac_transport_open(struct ac_job *j, const struct ac_xstart *s, char *err,
 		    "ACCELCTL_RENDEZVOUS so that the nodes' helpers can meet",
 		    j->nnodes);
 	else if ((r = by_scheme(s->url)) == NULL)
-		snprintf(err, errlen, "ACCELCTL_RENDEZVOUS='%.40s': no transport "
-		    "for this scheme in this build (see accelctl --version)", s->url);
+		no_scheme(s->url, err, errlen);
 	else if ((x = r->open(j, s, &rdv, err, errlen)) != NULL) {
-		if (s->setting != AC_TSET_REDIS && ride != NULL && rdv != NULL)
+		if (rides && rdv != NULL)
 			x = ride->ride(j, rdv, s->setting);
 		j->x = x;
 		return 0;

@@ -104,6 +104,15 @@ struct ac_xstart {
 };
 
 /*
+ * What every rank checks before it waits (so that a mistake is exit 2 on
+ * every rank at once): URL names a transport of this build, and that
+ * transport's own checks pass. 0, or -1 with a reason in ERR (never a
+ * password).
+ */
+int ac_transport_check(const char *url, const char *password_file, char *err,
+    size_t errlen);
+
+/*
  * Choose job J's transport from S and start it; sets J->x, or leaves it NULL
  * when the job needs none (one node). 0, or -1 with a reason in ERR (the
  * job's cross-node waits then fail with it).

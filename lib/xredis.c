@@ -30,6 +30,7 @@
 #include "coll.h"
 #include "duration.h"
 #include "kind.h"
+#include "num.h"
 #include "rconn.h"
 #include "xredis.h"
 
@@ -47,6 +48,7 @@ static struct {
 	int		 registered;	/* on this connection */
 	int		 pending;	/* registering: no reply yet */
 	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
+	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
 	long		 fresh_run;	/* a run we joined fresh (not opened), or 0 */
 	int		 progressed;	/* a cross-node collective completed in our run */
 	int		 run_wait;	/* told to wait for node 0's run */
@@ -728,10 +730,13 @@ on_register(redisReply *reply, void *priv)
 			    "launch's run of job %s (the newest, %ld, is not ours)",
 			    X.job->id, run);
 		X.run_wait = 1;
-		X.retry_reg = ac_now_ms() + 250;
+		X.reg_delay = X.reg_delay == 0 ? 10 : X.reg_delay < 500 ?
+		    2 * X.reg_delay : 1000;
+		X.retry_reg = ac_now_ms() + X.reg_delay;
 		return;
 	}
 	X.run_wait = 0;
+	X.reg_delay = 0;
 	if (run != X.runid->run) {
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
@@ -1073,16 +1078,56 @@ static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry };
 
+/* ACCELCTL_REDIS_TTL: seconds, 1 s to 10 years (unset or empty: a day). */
+static int
+redis_ttl(long *ttl, const char **why)
+{
+	const char *s = getenv("ACCELCTL_REDIS_TTL");
+
+	*ttl = 86400;
+	if (s == NULL || *s == '\0')
+		return 0;
+	if (ac_parse_uint(s, 315360000L, ttl, why) == -1)
+		return -1;
+	if (*ttl == 0) {
+		*why = "must be at least 1 (seconds)";
+		return -1;
+	}
+	return 0;
+}
+
+int
+ac_xredis_check(const char *url, const char *password_file, char *err,
+    size_t errlen)
+{
+	struct ac_rdv_url u;
+	const char *why;
+	char b[48];
+	long ttl;
+
+	if (ac_rdv_parse(url, password_file, &u, err, errlen) == -1)
+		return -1;
+	if (redis_ttl(&ttl, &why) == -1) {
+		snprintf(err, errlen, "invalid ACCELCTL_REDIS_TTL='%s': %s",
+		    ac_shorten(getenv("ACCELCTL_REDIS_TTL"), b, sizeof(b)), why);
+		return -1;
+	}
+	return 0;
+}
+
 const struct ac_xport *
 ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
     struct ac_runid *rid, const struct ac_rdv **rdvp)
 {
-	const char *ttl = getenv("ACCELCTL_REDIS_TTL");
+	const char *why;
 
 	memset(&X, 0, sizeof(X));
 	X.job = j;
 	X.runid = rid;
-	X.ttl = ttl != NULL && atol(ttl) > 0 ? atol(ttl) : 86400;
+	/* Every client checked it (ac_xredis_check); a helper run by hand
+	 * with a bad one keeps the default. */
+	if (redis_ttl(&X.ttl, &why) == -1)
+		X.ttl = 86400;
 	/* A third of the TTL: two refreshes may fail before a key expires. */
 	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
 	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));

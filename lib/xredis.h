@@ -15,4 +15,12 @@ struct ac_job;
 const struct ac_xport *ac_xredis_open(struct ac_job *j,
     const struct ac_rdv_url *u, struct ac_runid *rid, const struct ac_rdv **rdv);
 
+/*
+ * What every rank checks before it waits, so that a mistake is exit 2 on
+ * every rank at once: the URL (with PASSWORD_FILE) and ACCELCTL_REDIS_TTL.
+ * 0, or -1 with a reason in ERR that never contains the password.
+ */
+int ac_xredis_check(const char *url, const char *password_file, char *err,
+    size_t errlen);
+
 #endif

@@ -2,11 +2,17 @@
  * it sends truncated, oversized, garbage and out-of-order frames and checks
  * that the helper answers with an error or closes, and never crashes.
  *
- *   proto_client SOCKET MODE JOB LSIZE     exit 0 when the helper behaved
+ *   proto_client SOCKET MODE JOB LSIZE [N [SECONDS]]   exit 0 when the helper behaved
+ *
+ * and loads the helper as a careless local client could, for the limits:
+ * "halfframe" holds half a frame, "spam N" sends N requests and reads no
+ * reply, "hold N SECONDS" keeps N connections open and counts the refused.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +65,8 @@ hello(int fd, uint32_t version, const char *job, long lsize)
  * Read what the helper says until it closes (or 5 s pass). Returns a bitmask:
  * 1 closed, 2 saw WELCOME, 4 saw ERROR; the ERROR text goes to stdout.
  */
+static int drain_ms = 5000;
+
 static int
 drain(int fd)
 {
@@ -87,12 +95,63 @@ drain(int fd)
 			memmove(buf, buf + flen, n - (size_t)flen);
 			n -= (size_t)flen;
 		}
-		if (poll(&pfd, 1, 5000) != 1)
+		if (poll(&pfd, 1, drain_ms) != 1)
 			return seen;
 		if ((r = read(fd, buf + n, sizeof(buf) - n)) <= 0)
 			return seen | 1;
 		n += (size_t)r;
 	}
+}
+
+/*
+ * Open N connections that each say HELLO, and count the helper's answers:
+ * "welcome W refused R" (the refused with the first refusal's text); then
+ * keep them open for SECONDS.
+ */
+static int
+hold(const char *path, const char *job, long lsize, long n, long seconds)
+{
+	long welcome = 0, refused = 0;
+	char first[512] = "";
+
+	for (long i = 0; i < n; i++) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		uint8_t buf[4096];
+		size_t got = 0;
+		long flen;
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		if (fd == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+			perror("connect");
+			break;
+		}
+		hello(fd, AC_PROTO_VERSION, job, lsize);
+		for (;;) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			ssize_t r;
+
+			if ((flen = ac_frame_ready(buf, got)) != 0 ||
+			    poll(&pfd, 1, 5000) != 1 ||
+			    (r = read(fd, buf + got, sizeof(buf) - got)) <= 0)
+				break;
+			got += (size_t)r;
+		}
+		if (flen > 0 && buf[4] == AC_MSG_WELCOME)
+			welcome++;
+		else if (flen > 0 && buf[4] == AC_MSG_ERROR) {
+			struct ac_rd rd = { .p = buf + AC_FRAME_HDR,
+			    .n = (size_t)flen - AC_FRAME_HDR };
+
+			if (refused++ == 0)
+				ac_get_str(&rd, first, sizeof(first));
+		} else
+			refused++;
+	}
+	printf("welcome %ld refused %ld: %s\n", welcome, refused, first);
+	fflush(stdout);
+	sleep((unsigned)seconds);
+	return 0;
 }
 
 int
@@ -102,10 +161,13 @@ main(int argc, char **argv)
 	int fd, seen;
 	long lsize;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: proto_client SOCKET MODE JOB LSIZE\n");
+	if (argc < 5) {
+		fprintf(stderr, "usage: proto_client SOCKET MODE JOB LSIZE [N [SECONDS]]\n");
 		return 2;
 	}
+	if (strcmp(argv[2], "hold") == 0 && argc == 7)
+		return hold(argv[1], argv[3], atol(argv[4]), atol(argv[5]),
+		    atol(argv[6]));
 	mode = argv[2];
 	lsize = atol(argv[4]);
 	fd = dial(argv[1]);
@@ -155,6 +217,54 @@ main(int argc, char **argv)
 		    0xff, 0x0f };
 		put(fd, h, sizeof(h));
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "nocolon") == 0) {
+		/* A key without the kind's ':' (status used to crash on it). */
+		struct ac_buf b = { 0 };
+		size_t f = ac_frame_begin(&b, AC_MSG_ARRIVE);
+
+		ac_put_u8(&b, AC_OP_BARRIER);
+		ac_put_u8(&b, AC_SCOPE_JOB);
+		ac_put_u8(&b, AC_ROLE_WAIT);
+		ac_put_str(&b, "x");
+		for (int i = 0; i < 6; i++)
+			ac_put_i64(&b, i == 1 ? -1 : 0);	/* gen -1: new */
+		ac_frame_end(&b, f);
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, b.p, b.len);
+		ac_buf_free(&b);
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "halfframe") == 0) {
+		/* Said HELLO, then half a STATUS request, then nothing: the
+		 * helper refuses it after its frame wait (10 s). */
+		uint8_t h[3] = { 1, 0, 0 };
+
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, h, sizeof(h));
+		drain_ms = 30000;
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
+	if (strcmp(mode, "spam") == 0 && argc >= 6) {
+		/* STATUS requests, none of whose replies are read. */
+		uint8_t h[5] = { 1, 0, 0, 0, AC_MSG_STATUS };
+		long n = atol(argv[5]), sent = 0;
+
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		for (; sent < n; sent++) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			if (send(fd, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
+				continue;
+			if (errno != EAGAIN || poll(&pfd, 1, 2000) != 1)
+				break;
+			sent--;
+		}
+		printf("sent %ld\n", sent);
+		fflush(stdout);
+		sleep(argc >= 7 ? (unsigned)atol(argv[6]) : 2);
+		return 0;
 	}
 	if (strcmp(mode, "peer") == 0) {
 		seen = drain(fd);

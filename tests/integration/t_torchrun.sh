@@ -72,4 +72,27 @@ testReadmeSnippet() {
 	assertEquals "train on all 4" 4 "$(lines "$d/log.train.py")"
 }
 
+# torchrun --max_restarts 1: one worker exits 1 after a barrier while the others
+# wait at the next one (--timeout 30s). torchrun kills the workers' shells only;
+# their accelctl must leave at once (its parent died), so the restarted attempt
+# (a new job id: TORCHELASTIC_RESTART_COUNT) starts and completes within seconds.
+# torchrun looks at its workers every --monitor_interval (5 s by default): 1 s here.
+testRestartAfterWorkerFailure() {
+	local out; out=$(scratch)/restart; mkdir -p "$out"
+	local t0 t1
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086
+	torch_env timeout 120 torchrun --standalone --nproc_per_node 3 --max_restarts 1 --monitor_interval 1 $TORCHRUN_FIX \
+		--no_python bash -c '
+		accelctl barrier --timeout 30s one || exit
+		if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 1; fi
+		accelctl barrier --timeout 30s two || exit
+		echo "done $RANK $TORCHELASTIC_RESTART_COUNT" >>'"$out"'/done' >"$out/stdout" 2>"$out/stderr"
+	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	t1=$(date +%s%N)
+	echo "torchrun with one restart: $(((t1 - t0) / 1000000)) ms"
+	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
+	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 10 s)" "[ $(((t1 - t0) / 1000000)) -lt 10000 ]"
+}
+
 load_shunit2

@@ -57,4 +57,52 @@ testSingleProcessAbort() {
 	assertRc 0 "one process"
 }
 
+# A hand-run job (job id "default": no launcher identity) has no end the helper
+# could see, so its abort ends with its helper (helper stop, idle exit): later,
+# unrelated runs are not aborted. A helper killed meanwhile replays it.
+testHandRunAbortEndsWithHelper() {
+	local rt; rt=$(scratch)/hand; mkdir -m 700 "$rt"
+	local J="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- abort gave up
+	assertRc 0 "abort"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 5s b
+	assertRc 3 "the same run is aborted"
+	kill -9 "$(cat "$rt/default.pid")"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 5s b
+	assertRc 3 "still aborted after the helper was killed (replayed)"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- helper stop
+	assertContains "$(cat "$rt/default.log")" "the abort of this hand-run job ends with this helper"
+	# shellcheck disable=SC2086
+	(run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- barrier --timeout 10s b; echo "$rc" >"$rt/rc0") &
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 10s b
+	wait
+	assertEquals "a later run is not aborted (rank 1: $err)" 0 "$rc"
+	assertEquals "a later run is not aborted (rank 0)" 0 "$(cat "$rt/rc0")"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- helper stop
+}
+
+# The same after the idle exit of the helper that knew of the abort.
+testHandRunAbortEndsWithIdleExit() {
+	local rt; rt=$(scratch)/hand-idle; mkdir -m 700 "$rt"
+	local J="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_HELPER_IDLE=1s"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- abort
+	local pid; pid=$(cat "$rt/default.pid") i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	# shellcheck disable=SC2086
+	(run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- barrier --timeout 10s b; echo "$rc" >"$rt/rc0") &
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 10s b
+	wait
+	assertEquals "a run after the idle exit is not aborted ($err)" 0 "$rc"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- helper stop
+}
+
 load_shunit2

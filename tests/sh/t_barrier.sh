@@ -110,4 +110,19 @@ testCommandSubstitutionReturns() {
 	assertRc 0 "command substitution"
 }
 
+# A rank arrives 3 s late, past three progress intervals: nobody leaves early,
+# progress is reported (the soak suite does 25 s at the default interval).
+testLateRankWithProgress() {
+	local d; d=$(scratch)/late; mkdir -p "$d"
+	run ACCELCTL_PROGRESS_INTERVAL=1s -- launch -n 3 --tag -- bash -c '
+		[ $ACCELCTL_RANK = 2 ] && sleep 3 && date +%s%N >'"$d"'/arrive
+		accelctl barrier late; r=$?; date +%s%N >'"$d"'/left.$ACCELCTL_RANK; echo "rc=$r"'
+	assertEquals "all pass: $err" 3 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	local l
+	for l in "$d"/left.*; do
+		assertTrue "$(basename "$l") left after the last arrival" "[ $(cat "$l") -ge $(cat "$d/arrive") ]"
+	done
+	assertContains "$err" "2/3 arrived; missing:"
+}
+
 load_shunit2

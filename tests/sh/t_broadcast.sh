@@ -48,12 +48,26 @@ testSingleProcess() {
 	assertEquals hello "$out"
 }
 
+# 16 MiB + 1 is bad input (exit 2 on rank 0; the others learn that it left, 3).
 testTooLarge() {
 	local d; d=$(scratch); head -c $((16 * 1048576 + 1)) /dev/zero >"$d/huge"
 	run -- launch -n 2 --tag -- sh -c 'accelctl broadcast huge <'"$d"'/huge >/dev/null; echo "rc=$?"'
-	assertContains "$err" "the value is larger than 16 MiB"
-	assertContains "$out" "0: rc=125"
+	assertContains "$err" "the value is larger than 16 MiB (16777216 bytes)"
+	assertContains "$out" "0: rc=2"
 	assertContains "$out" "1: rc=3"
+}
+
+# Exactly the documented maximum, on 3 ranks: every byte arrives (its frame is
+# larger than 16 MiB: the helper's buffer must hold it).
+testSixteenMiB() {
+	local d; d=$(scratch)/max; mkdir -p "$d"
+	head -c $((16 * 1048576)) /dev/urandom >"$d/in"
+	run -- launch -n 3 -- sh -c 'accelctl broadcast max <'"$d"'/in >'"$d"'/out.$ACCELCTL_RANK'
+	assertRc 0 "a 16 MiB broadcast"
+	local r
+	for r in 0 1 2; do
+		assertTrue "rank $r got all 16 MiB" "cmp -s $d/in $d/out.$r"
+	done
 }
 
 testBadName() {

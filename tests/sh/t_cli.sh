@@ -75,4 +75,15 @@ testHelpWriteError() {
 	assertEquals 125 $?
 }
 
+# A closed stdout pipe is a write error (125, with a message), not death by
+# SIGPIPE (141); CMD still gets SIGPIPE's default action.
+testClosedPipe() {
+	local d; d=$(scratch)
+	{ sleep 0.3; "$ACCELCTL" info 2>"$d/pipe.err"; echo $? >"$d/pipe.rc"; } | true
+	assertEquals "info into a closed pipe" 125 "$(cat "$d/pipe.rc")"
+	assertContains "$(cat "$d/pipe.err")" "accelctl: info:"
+	{ sleep 0.3; "$ACCELCTL" on-main -- yes 2>/dev/null; echo $? >"$d/cmd.rc"; } | true
+	assertEquals "CMD dies of SIGPIPE as usual" 141 "$(cat "$d/cmd.rc")"
+}
+
 load_shunit2

@@ -118,4 +118,58 @@ testBadAction() {
 	assertErrMatches "invalid ACCELCTL_HELPER_IDLE='soon'"
 }
 
+# "helper run" after a helper was killed with SIGKILL: the dead helper's socket
+# file is removed (under the helper's lock), not "Address already in use".
+testRunAfterKill9() {
+	# shellcheck disable=SC2086
+	run $R0 -- helper start
+	local pid; pid=$(cat "$RT/hj.pid")
+	kill -9 "$pid"
+	while alive "$pid"; do sleep 0.05; done
+	assertTrue "the dead helper's socket is left" "[ -S '$RT/hj.sock' ]"
+	# shellcheck disable=SC2086
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=1s \
+		"$ACCELCTL" helper run 2>"$RT/fg.err" &
+	local fg=$!
+	local i=0
+	while [ "$(cat "$RT/hj.pid" 2>/dev/null)" != "$fg" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	# shellcheck disable=SC2086
+	run $R1 -- helper status
+	assertRc 0 "helper run serves after a kill -9 ($(cat "$RT/fg.err"))"
+	assertContains "$out" "helper $fg serves job hj"
+	wait "$fg"
+	assertEquals "helper run exits 0 when idle" 0 $?
+}
+
+# While a helper lives it holds a lock: with its socket file deleted, a second
+# helper (helper run, or one a client would start) refuses to share the journal.
+testOneHelperPerJobForLife() {
+	# shellcheck disable=SC2086
+	run $R0 -- helper start
+	local pid; pid=$(cat "$RT/hj.pid")
+	rm -f "$RT/hj.sock"
+	# shellcheck disable=SC2086
+	run $R0 -- helper run
+	assertRc 125 "a second helper run"
+	assertErrMatches "another helper (pid $pid) already serves job hj"
+	# shellcheck disable=SC2086
+	run $R0 -- barrier --timeout 2s x
+	assertRc 125 "a client cannot start a second helper either"
+	assertTrue "the first helper lives on" "alive $pid"
+	assertEquals "its pid file is its own" "$pid" "$(cat "$RT/hj.pid")"
+	kill "$pid"
+}
+
+# The helper leaves the job's working directory (a mount someone may want to
+# unmount) and closes every inherited descriptor, those above 1023 too.
+testDaemonLeavesCwdAndFds() {
+	local wd; wd=$(scratch)/wd.$RANDOM; mkdir -p "$wd"
+	# shellcheck disable=SC2086
+	(cd "$wd" && env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 bash -c \
+		'ulimit -n 4096; exec 1500>"$0/fd1500"; exec "$1" helper start' "$wd" "$ACCELCTL" >/dev/null)
+	local pid; pid=$(cat "$RT/hj.pid")
+	assertEquals "working directory" "/" "$(readlink "/proc/$pid/cwd")"
+	assertFalse "fd 1500 was closed" "[ -e /proc/$pid/fd/1500 ]"
+}
+
 load_shunit2

@@ -65,4 +65,39 @@ testManyBadClients() {
 	assertServing many
 }
 
+# A key without the kind's ':' is refused, not journaled: status (which names
+# the barrier after the ':') and every later helper of the job used to crash.
+testKeyWithoutColon() {
+	badClient nocolon
+	assertContains "$LAST" "invalid key"
+	# shellcheck disable=SC2086
+	run $JOB ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- status
+	assertRc 0 "status after a bad key"
+	assertTrue "helper survived status" "kill -0 $PID"
+	assertNotContains "$(cat "$RT/proto.state")" " x"
+}
+
+# A journal with bad records (a key without ':', garbage, a rank out of range)
+# is replayed around them, each skipped with a log line; the good ones count.
+testBadJournalRecordsSkipped() {
+	local rt; rt=$(scratch)/rt-j; mkdir -m 700 "$rt"
+	printf '%s\n' "J 2 2 0 1" "A 0 0 1 0 0 0 0 5 x" "garbage here" "A 7 0 1 0 0 0 0 6 b:far" \
+		"A 0 0 1 0 0 0 0 7 b:good" "N 0 1 0 9 nocolon" >"$rt/pj.state"
+	local J="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_JOB_ID=pj ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- helper start
+	assertRc 0 "a helper starts on a journal with bad records"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- status
+	assertRc 0 "status"
+	assertContains "$out" "good"
+	assertContains "$out" "1/2 arrived"
+	assertEquals "four bad records skipped" 4 "$(grep -c 'journal: skipped a bad record' "$rt/pj.log")"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier --timeout 5s good
+	assertRc 0 "the replayed arrival completes the barrier"
+	# shellcheck disable=SC2086
+	run $J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- helper stop
+}
+
 load_shunit2

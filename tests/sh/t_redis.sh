@@ -141,6 +141,19 @@ testBadUrl() {
 	run ACCELCTL_RENDEZVOUS=redis://host:99999 -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "bad port"
 	assertErrMatches "invalid rendezvous: bad port"
+	# A scheme of no transport here: named, and what follows never printed.
+	run ACCELCTL_RENDEZVOUS=nosuch://u:pass-word-9@h:1 -- launch --nnodes 2 -n 1 -- accelctl barrier x
+	assertRc 2 "unknown scheme"
+	assertErrMatches "(this build has no transport for 'nosuch://')"
+	assertNotContains "$err" "pass-word-9"
+	# ACCELCTL_REDIS_TTL: seconds, at least 1; anything else is exit 2 on every rank.
+	local ttl
+	for ttl in abc 0 -5 1.5 10000000000000000; do
+		run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_REDIS_TTL=$ttl -- \
+			launch --nnodes 2 -n 1 -- accelctl barrier x
+		assertRc 2 "ACCELCTL_REDIS_TTL=$ttl"
+		assertErrMatches "invalid ACCELCTL_REDIS_TTL='$ttl'"
+	done
 }
 
 # Several nodes of a job on one host (two torchrun launchers, several slurmd) may
@@ -151,6 +164,17 @@ testNodesShareARuntimeDir() {
 	assertRc 0 "two nodes in one runtime directory"
 	assertEquals "rank 0's value everywhere" 4 "$(printf '%s\n' "$out" | grep -c ': r0$')"
 	assertEquals "one socket per node" 2 "$(find "$d" -name '*.node[01].sock' | wc -l)"
+}
+
+# CMD longer than the progress interval on 2 nodes: on-main --wait and main-first
+# (the soak suites do 30 s at the default interval).
+testWaitLongerThanProgressAcrossNodes() {
+	run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_PROGRESS_INTERVAL=1s -- launch --nnodes 2 -n 2 --tag -- bash -c '
+		accelctl on-main --wait -- sh -c "sleep 3; exit 5"; echo "rc=$?"
+		accelctl main-first -- sh -c "[ \$ACCELCTL_RANK = 0 ] && sleep 3; echo ran"; echo "rc=$?"'
+	assertEquals "on-main --wait: every rank gets 5: $err" 4 "$(printf '%s\n' "$out" | grep -c 'rc=5$')"
+	assertEquals "main-first: every rank ran CMD" 4 "$(printf '%s\n' "$out" | grep -c ': ran$')"
+	assertEquals "main-first: every rank exits 0" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
 load_shunit2

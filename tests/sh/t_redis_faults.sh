@@ -63,8 +63,11 @@ testUnreachableFromTheStart() {
 	local port; port=$(free_port)
 	local t0 t1
 	t0=$(date +%s%N)
-	RDV="redis://u:s3cret-pw@127.0.0.1:$port" across 2 1 bash -c 'accelctl barrier --timeout 2s x; echo "rc=$?"'
+	RDV="redis://u:s3cret-pw@127.0.0.1:$port" EXTRA_ENV=ACCELCTL_PROGRESS_INTERVAL=1s \
+		across 2 1 bash -c 'accelctl barrier --timeout 2s x; echo "rc=$?"'
 	t1=$(date +%s%N)
+	# Progress says the rendezvous is down, not only that nodes are missing.
+	assertContains "$err" "waiting for other nodes (which ones is not known yet) (rendezvous unreachable: 127.0.0.1:$port"
 	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
 	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$port"
 	assertNotContains "no password in messages" "$err$out" "s3cret"

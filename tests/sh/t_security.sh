@@ -42,4 +42,46 @@ testCreatedPrivate() {
 	run $TWO ACCELCTL_RUNTIME_DIR="$d" -- helper stop
 }
 
+# accelctl_cmdlines: the command lines of every accelctl process (argv[0]
+# naming accelctl, or the helper's title), one a line.
+accelctl_cmdlines() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		case $(head -z -n 1 "$f" 2>/dev/null | tr -d '\0') in
+		*accelctl*) tr '\0' ' ' <"$f" 2>/dev/null; echo ;;
+		esac
+	done
+}
+
+# A password given on the command line (launch --rendezvous, helper run
+# --rendezvous) is not in /proc/PID/cmdline, which every user can read, of any
+# accelctl process: launch, its ranks, the helpers they start, helper run.
+testPasswordNotInCmdline() {
+	. "$ACCELCTL_SRC/tests/sh/redis.sh"
+	redis_start --requirepass "S3cretPw$$"
+	local d; d=$(scratch)/pw; mkdir -p -m 700 "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" TMPDIR="$d" "$ACCELCTL" launch -n 2 --nnodes 2 \
+		--rendezvous "redis://:S3cretPw$$@127.0.0.1:$REDIS_PORT" -- \
+		bash -c 'accelctl barrier --timeout 20s pw && touch '"$d"'/met.$ACCELCTL_RANK &&
+			while [ ! -e '"$d"'/go ]; do sleep 0.1; done' >"$d/out" 2>"$d/err" &
+	local l=$!
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_JOB_ID=pw \
+		ACCELCTL_WORLD_SIZE=4 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_NODE_RANK=1 ACCELCTL_NNODES=2 \
+		ACCELCTL_RANK=2 ACCELCTL_LOCAL_RANK=0 "$ACCELCTL" helper run \
+		--rendezvous "redis://user:S3cretPw$$@127.0.0.1:$REDIS_PORT" 2>"$d/run.err" &
+	local h=$! i=0
+	while [ "$(ls "$d" | grep -c '^met')" -lt 4 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	accelctl_cmdlines >"$d/cmdlines"
+	touch "$d/go"
+	wait $l
+	assertEquals "the job met through Redis with the password: $(cat "$d/err")" 0 $?
+	assertEquals "processes showing the password" "" "$(grep "S3cretPw$$" "$d/cmdlines")"
+	assertContains "launch shows the URL scrubbed" "$(cat "$d/cmdlines")" "launch -n 2 --nnodes 2 --rendezvous redis://:*************@127.0.0.1:$REDIS_PORT"
+	assertContains "helper run shows it scrubbed" "$(cat "$d/cmdlines")" "helper run --rendezvous redis://user:*************@127.0.0.1:$REDIS_PORT"
+	assertContains "the helpers launch's ranks started" "$(cat "$d/cmdlines")" "accelctl helper launch-"
+	kill "$h"
+	wait $h
+	redis_stop
+}
+
 load_shunit2

@@ -77,4 +77,58 @@ testWaitRankDies() {
 	assertTrue "at once ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
 }
 
+# CMD runs longer than the progress interval: the source is sent no PROGRESS
+# (it took any frame for a lost helper and gave up its role: "rank 0 died").
+testWaitLongerThanProgress() {
+	run ACCELCTL_PROGRESS_INTERVAL=1s -- launch -n 3 --tag -- bash -c 'accelctl on-main --wait -- sh -c "sleep 3; exit 5"; echo "rc=$?"'
+	assertEquals "every rank gets CMD's status: $err" 3 "$(printf '%s\n' "$out" | grep -c 'rc=5$')"
+	assertNotContains "$err" "died"
+}
+
+testMainFirstLongerThanProgress() {
+	run ACCELCTL_PROGRESS_INTERVAL=1s -- launch -n 3 --tag -- bash -c 'accelctl main-first -- sh -c "[ \$ACCELCTL_RANK = 0 ] && sleep 3; echo ran"; echo "rc=$?"'
+	assertEquals "every rank ran CMD after main: $err" 3 "$(printf '%s\n' "$out" | grep -c ': ran$')"
+	assertEquals "every rank exits 0" 3 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+# orphan_job DIR ACCELCTL-ARGS: run "accelctl ARGS" as rank 0 of 2 under a
+# shell, kill -9 that shell after 1 s (torchrun kills only the shells it
+# started), and wait up to 5 s for the orphaned accelctl to leave; sets LEFT
+# (the tenths of a second it took, 50 if it did not).
+orphan_job() {
+	local d=$1; shift
+	mkdir -p -m 700 "$d/rt"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$d/rt" \
+		ACCELCTL_JOB_ID=orphan ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+		ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 \
+		bash -c 'accelctl "$@" 2>"$0/err"; echo "not reached"' "$d" "$@" &
+	local sh=$! pid i=0
+	sleep 1
+	pid=$(pgrep -P "$sh")
+	kill -9 "$sh"
+	while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	LEFT=$i
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$d/rt" \
+		ACCELCTL_JOB_ID=orphan ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+		ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 "$ACCELCTL" helper stop
+}
+
+# A waiter whose parent (the job script's shell) is killed leaves at once: an
+# orphan must not wait on (and keep a launcher waiting) until its deadline.
+testWaiterLeavesWithItsParent() {
+	local d; d=$(scratch)/orphan-wait
+	orphan_job "$d" barrier --timeout 60s never
+	assertTrue "the orphaned waiter left ($LEFT/10 s after its shell)" "[ $LEFT -lt 20 ]"
+	assertContains "$(cat "$d"/err)" "'never': the process that ran accelctl (pid"
+}
+
+# The same for the rank that runs CMD under --wait: CMD is stopped (SIGTERM).
+testSourceLeavesWithItsParent() {
+	local d; d=$(scratch)/orphan-src
+	orphan_job "$d" on-main --wait -- sleep 60
+	assertTrue "the orphaned source left ($LEFT/10 s after its shell)" "[ $LEFT -lt 20 ]"
+	assertContains "$(cat "$d"/err)" "exited: stopping CMD"
+}
+
 load_shunit2

@@ -1,0 +1,186 @@
+/* test_client.c: the client's edges that shell tests cannot reach: memory per
+ * failed connect, a helper whose listen queue is full, poll timeouts beyond
+ * INT_MAX ms, and the small validators of keys, idle times and URLs.
+ */
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "client.h"
+#include "coll.h"
+#include "duration.h"
+#include "rdvurl.h"
+
+static char dir[] = "/tmp/accelctl-test-client.XXXXXX";
+
+static struct ac_topo
+topo(void)
+{
+	struct ac_topo t = { .launcher = "explicit", .job_id_from = "ACCELCTL_JOB_ID" };
+
+	snprintf(t.job_id, sizeof(t.job_id), "tc");
+	t.v[AC_RANK] = 0;
+	t.v[AC_WORLD] = 2;
+	t.v[AC_LRANK] = 0;
+	t.v[AC_LSIZE] = 2;
+	t.v[AC_NODE] = 0;
+	t.v[AC_NNODES] = 1;
+	return t;
+}
+
+static int
+listen_at(const char *path, int backlog)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(fd, backlog) == -1) {
+		perror(path);
+		exit(1);
+	}
+	return fd;
+}
+
+/*
+ * A "helper" that accepts and closes at once: every open fails after the
+ * reply buffer was allocated. 200 failed opens must not cost 200 x 64 KiB.
+ */
+static void
+test_no_leak_per_failed_open(void)
+{
+	struct ac_topo t = topo();
+	struct ac_client c;
+	char path[100];
+	size_t before, after;
+	int lfd, rc, saved;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tc.sock", dir);
+	lfd = listen_at(path, 64);
+	if ((pid = fork()) == 0) {
+		for (;;) {
+			int fd = accept(lfd, NULL, NULL);
+			char hello[512];
+
+			/* Read the HELLO, so the client waits for a reply. */
+			if (fd >= 0 && read(fd, hello, sizeof(hello)) >= 0)
+				close(fd);
+		}
+	}
+	close(lfd);
+	memset(&c, 0, sizeof(c));
+	(void)ac_client_open(&c, &t, 0, &rc);	/* the first allocations */
+	before = mallinfo2().uordblks;
+	saved = dup(STDERR_FILENO);	/* 200 times the same message */
+	dup2(open("/dev/null", O_WRONLY), STDERR_FILENO);
+	for (int i = 0; i < 200; i++)
+		CHECK(ac_client_open(&c, &t, 0, &rc) != 0);
+	dup2(saved, STDERR_FILENO);
+	after = mallinfo2().uordblks;
+	fprintf(stderr, "heap in use: %zu before, %zu after 200 failed opens\n",
+	    before, after);
+	CHECK(after < before + 65536);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+}
+
+/* A helper whose listen queue is full (stopped, swamped): the client gives
+ * up after its connect deadline (10 s) with a message, never blocks. */
+static void
+test_full_queue(void)
+{
+	struct ac_topo t = topo();
+	struct ac_client c;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[100];
+	long t0;
+	int lfd, rc = 0, fill[4];
+
+	snprintf(path, sizeof(path), "%s/tc.sock", dir);
+	lfd = listen_at(path, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (int i = 0; i < 4; i++) {
+		fill[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		(void)connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	t0 = ac_now_ms();
+	CHECK(ac_client_open(&c, &t, 1, &rc) == -1);
+	CHECK(rc == 125);
+	CHECK(c.busy == 1);
+	CHECK(ac_now_ms() - t0 >= 9000 && ac_now_ms() - t0 < 15000);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
+	unlink(path);
+}
+
+static void
+test_poll_ms(void)
+{
+	long now = ac_now_ms();
+
+	CHECK(ac_poll_ms(-1) == -1);
+	CHECK(ac_poll_ms(now - 5) == 0);
+	CHECK(ac_poll_ms(now + 1000) > 900 && ac_poll_ms(now + 1000) <= 1000);
+	/* 30 days, the longest --timeout: waited for in steps, not for ever. */
+	CHECK(ac_poll_ms(now + 30L * 86400 * 1000) == INT_MAX);
+	CHECK(ac_poll_ms(now + (1L << 32) + 1000) == INT_MAX);
+}
+
+static void
+test_validators(void)
+{
+	const char *why;
+	long ms;
+	char u1[] = "redis://:pw@host:1/0", u2[] = "redis://user:secret@h:6379",
+	    u3[] = "redis://h:6379", u4[] = "etcds://pw@a:1,b:2";
+
+	CHECK(ac_key_valid("b:name"));
+	CHECK(ac_key_valid("w:on-main:0"));
+	CHECK(!ac_key_valid("x"));
+	CHECK(!ac_key_valid("b:"));
+	CHECK(!ac_key_valid("q:name"));
+	CHECK(!ac_key_valid("b:a b"));
+	CHECK(!ac_key_valid(""));
+	CHECK(ac_helper_idle_ms(NULL, &ms, &why) == 0 && ms == 600000);
+	CHECK(ac_helper_idle_ms("0", &ms, &why) == -1);
+	CHECK(ac_helper_idle_ms("0s", &ms, &why) == -1);
+	CHECK(ac_helper_idle_ms("2s", &ms, &why) == 0 && ms == 2000);
+	ac_rdv_scrub(u1);
+	CHECK_STR(u1, "redis://:**@host:1/0");
+	ac_rdv_scrub(u2);
+	CHECK_STR(u2, "redis://user:******@h:6379");
+	ac_rdv_scrub(u3);
+	CHECK_STR(u3, "redis://h:6379");
+	ac_rdv_scrub(u4);
+	CHECK_STR(u4, "etcds://**@a:1,b:2");
+}
+
+int
+main(void)
+{
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	setenv("ACCELCTL_RUNTIME_DIR", dir, 1);
+	test_validators();
+	test_poll_ms();
+	test_no_leak_per_failed_open();
+	test_full_queue();
+	rmdir(dir);
+	return CHECK_DONE();
+}

@@ -1,0 +1,25 @@
+# t_wait_redis.sh (soak): on-main --wait and main-first around a CMD of 30 s at the
+# default progress interval, on 2 simulated nodes of 2 ranks meeting through Redis.
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/redis.sh"
+
+oneTimeSetUp() { redis_start; }
+oneTimeTearDown() { redis_stop; }
+
+testThirtySecondCmdAcrossNodes() {
+	local d; d=$(scratch)/w; mkdir -p "$d"
+	local t0; t0=$(date +%s)
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" TMPDIR="$d" ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" \
+		timeout 90 "$ACCELCTL" launch --nnodes 2 -n 2 --tag -- \
+		bash -c 'accelctl on-main --wait -- sh -c "sleep 30; exit 7"; echo "rc=$?"' >"$d/wait.out" 2>"$d/wait.err" &
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" TMPDIR="$d" ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" \
+		timeout 90 "$ACCELCTL" launch --nnodes 2 -n 2 --tag -- \
+		bash -c 'accelctl main-first -- sh -c "[ \$ACCELCTL_RANK = 0 ] && sleep 30; echo ran"; echo "rc=$?"' >"$d/mf.out" 2>"$d/mf.err" &
+	wait
+	echo "on-main --wait and main-first around 30 s, 2 nodes x 2 ranks over Redis: $(($(date +%s) - t0)) s"
+	assertEquals "on-main --wait: every rank gets CMD's status: $(cat "$d/wait.err")" 4 "$(grep -c 'rc=7$' "$d/wait.out")"
+	assertEquals "main-first: every rank ran CMD: $(cat "$d/mf.err")" 4 "$(grep -c ': ran$' "$d/mf.out")"
+	assertEquals "main-first: every rank exits 0" 4 "$(grep -c 'rc=0$' "$d/mf.out")"
+}
+
+load_shunit2
