@@ -433,18 +433,106 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	eval(on_arrive, r, arrive_lua, 3, keys, 1, 5, args, NULL);
 }
 
+/*
+ * The results of result ops (broadcast, --wait, main-first) this helper
+ * published, kept to publish again after Redis lost them: a source never
+ * waits for its receivers, so a node may still wait for a generation its
+ * source's node has long passed (Redis restarted empty, FLUSHALL). Kept while
+ * younger than the TTL (Redis would have dropped them by then), at most
+ * PUB_MAX bytes, the oldest dropped first.
+ */
+#define PUB_MAX (16u << 20)
+
+struct pub {
+	struct pub	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	long		 at;		/* ms */
+	char		*value, *entry;
+	size_t		 vlen, elen;
+};
+
+static struct pub *pubs;
+static size_t pub_bytes;
+
+static void
+pub_free(struct pub *p)
+{
+	pub_bytes -= p->vlen + p->elen;
+	free(p->value);
+	free(p->entry);
+	free(p);
+}
+
+/* Drop what the TTL ended, then the oldest beyond PUB_MAX. */
+static void
+pub_trim(long now)
+{
+	struct pub **pp = &pubs, *p;
+	size_t kept = 0;
+
+	while ((p = *pp) != NULL) {
+		if (now - p->at > X.ttl * 1000 || kept + p->vlen + p->elen > PUB_MAX) {
+			*pp = p->next;
+			pub_free(p);
+			continue;
+		}
+		kept += p->vlen + p->elen;
+		pp = &p->next;
+	}
+}
+
+static void
+pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen)
+{
+	struct pub *p;
+
+	for (p = pubs; p != NULL; p = p->next)
+		if (p->gen == gen && strcmp(p->key, key) == 0)
+			return;
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->value = malloc(vlen + 1)) == NULL ||
+	    (p->entry = malloc(elen + 1)) == NULL) {
+		if (p != NULL)
+			free(p->value);
+		free(p);
+		return;
+	}
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	p->gen = gen;
+	p->at = ac_now_ms();
+	memcpy(p->value, value, vlen);
+	memcpy(p->entry, entry, elen);
+	p->vlen = vlen;
+	p->elen = elen;
+	pub_bytes += vlen + elen;
+	p->next = pubs;		/* newest first: pub_trim keeps the newest */
+	pubs = p;
+	pub_trim(p->at);
+}
+
+static void
+send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen)
+{
+	char done[KEY_MAX], ttl[24];
+	const char *keys[1] = { done }, *args[3] = { value, ttl, entry };
+	size_t lens[3] = { vlen, (size_t)-1, elen };
+
+	keyname(done, sizeof(done), "done", key, gen);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, lens);
+}
+
 /* A local source's result (or death): write it and tell every node. */
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char done[KEY_MAX], ttl[24], head[600], *value, *entry;
-	const char *keys[1] = { done }, *args[3];
-	size_t hlen, vlen, elen, lens[3];
+	char head[600], *value, *entry;
+	size_t hlen, vlen, elen;
 
 	(void)j;
-	if (!ready())
-		return;
-	keyname(done, sizeof(done), "done", c->key, c->gen);
 	if (c->src == AC_SRC_LOST)
 		hlen = (size_t)snprintf(head, sizeof(head), "L");
 	else
@@ -468,14 +556,10 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 		memcpy(entry + elen, value, vlen);
 		elen += vlen;
 	}
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	args[0] = value;
-	args[1] = ttl;
-	args[2] = entry;
-	lens[0] = vlen;
-	lens[1] = (size_t)-1;
-	lens[2] = elen;
-	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, lens);
+	if (c->op == AC_OP_RESULT)
+		pub_keep(c->key, c->gen, value, vlen, entry, elen);
+	if (ready())
+		send_publish(c->key, c->gen, value, vlen, entry, elen);
 	free(value);
 	free(entry);
 }
@@ -642,6 +726,14 @@ sweep(void)
 		else if (c->op == AC_OP_RESULT)
 			x_want(j, c);
 	}
+	/* The results of result ops we published: a node may still wait for
+	 * a generation its source's node has long passed. */
+	pub_trim(ac_now_ms());
+	for (struct pub *p = pubs; p != NULL; p = p->next)
+		if (!X.quiet || ac_kind_of(p->key) == NULL ||
+		    !ac_kind_of(p->key)->streamed)
+			send_publish(p->key, p->gen, p->value, p->vlen, p->entry,
+			    p->elen);
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1051,6 +1143,12 @@ x_stop(void)
 {
 	withdraw_all();
 	ac_rconn_stop();
+	while (pubs != NULL) {
+		struct pub *p = pubs;
+
+		pubs = p->next;
+		pub_free(p);
+	}
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);

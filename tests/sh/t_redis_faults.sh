@@ -155,4 +155,24 @@ testCommandsPerBarrierIndependentOfRanks() {
 	assertTrue "independent of ranks per node ($c2 vs $c4)" "[ $((c4 - c2)) -le 1 ] && [ $((c2 - c4)) -le 1 ]"
 }
 
+# A broadcast's source never waits for its receivers: node 0 publishes 20
+# generations while node 1 has not started; Redis then restarts empty. Node 1
+# must still get every value, in order (its helper's sweep cannot bring back
+# what node 0 published; node 0's helper publishes its results again).
+testBroadcastSourceAheadAcrossRestart() {
+	local d; d=$(scratch)/ahead; mkdir -p "$d"
+	( until [ -e "$d/sent" ]; do sleep 0.05; done
+	  redis_kill; redis_restart; touch "$d/restarted" ) &
+	across 2 1 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			for i in $(seq 0 19); do accelctl broadcast --timeout 20s v "v$i" >/dev/null || exit; done
+			touch '"$d"'/sent; exit 0
+		fi
+		until [ -e '"$d"'/restarted ]; do sleep 0.05; done
+		for i in $(seq 0 19); do accelctl broadcast --timeout 20s v || exit; done >'"$d"'/got'
+	wait
+	assertRc 0 "node 1 got every generation after the restart"
+	assertEquals "in order" "$(seq 0 19 | sed 's/^/v/')" "$(cat "$d/got")"
+}
+
 load_shunit2
