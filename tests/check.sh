@@ -12,11 +12,11 @@ sh tests/deps.sh test
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure)
+(cd build && ctest --output-on-failure -j "$jobs")
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELCTL_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
-(cd build-asan && ctest --output-on-failure)
+(cd build-asan && ctest --output-on-failure -j "$jobs")
 
 # Without NCCL (as on a machine without its headers): the build leaves the
 # transport out and says so, and what depends on it says so too.
