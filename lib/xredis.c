@@ -63,6 +63,7 @@ static struct {
 	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
 	char		 off_pending[256];
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
+	struct req	*posted;	/* barriers this node's arrival went to */
 	long		 look_delay;	/* ms, doubling */
 } X;
 
@@ -260,6 +261,7 @@ static struct script *const scripts[] = { &register_lua, &arrive_lua,
     &look_lua, &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua };
 
 struct req {
+	struct req *next;
 	char	key[AC_KEY_MAX];
 	int64_t	gen;
 };
@@ -274,7 +276,6 @@ static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
 static void session(void);
-static int elsewhere(const struct ac_coll *c);
 
 /* Registered in the run on the present connections: keys can be named. */
 static int
@@ -475,6 +476,7 @@ new_req(const struct ac_coll *c)
 	struct req *r = malloc(sizeof(*r));
 
 	if (r != NULL) {
+		r->next = NULL;
 		snprintf(r->key, sizeof(r->key), "%s", c->key);
 		r->gen = c->gen;
 	}
@@ -545,21 +547,54 @@ on_look(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* Look at every barrier this node waits at across nodes; 1 if any. */
+/*
+ * Remember that this node's arrival at C went to Redis (NCCL posts only the
+ * barriers that wait long): those are the ones a look is about.
+ */
+static void
+note_posted(const struct ac_coll *c)
+{
+	struct req **pp = &X.posted, *p;
+
+	while ((p = *pp) != NULL) {
+		const struct ac_coll *o = ac_job_find(X.job, p->key, p->gen);
+
+		if (p->gen == c->gen && strcmp(p->key, c->key) == 0)
+			return;
+		if (o == NULL || o->done) {
+			*pp = p->next;		/* released: the list stays short */
+			free(p);
+		} else
+			pp = &p->next;
+	}
+	if ((p = new_req(c)) != NULL) {
+		p->next = X.posted;
+		X.posted = p;
+	}
+}
+
+/* Look at every barrier this node posted and still waits at; 1 if any. */
 static int
 look(void)
 {
 	char arr[KEY_MAX], nn[24];
 	const char *keys[1] = { arr }, *args[2] = { nn, NULL };
+	struct req **pp = &X.posted, *p;
 	int any = 0;
 
 	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
 	args[1] = X.look_delay >= LOOK_FULL_MS ? "1" : "0";
-	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
+	while ((p = *pp) != NULL) {
+		struct ac_coll *c = ac_job_find(X.job, p->key, p->gen);
 		struct req *r;
 
-		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
-		    c->narrived < X.job->lsize || c->waiters == 0 || elsewhere(c))
+		if (c == NULL || c->done) {
+			*pp = p->next;		/* released (or forgotten) */
+			free(p);
+			continue;
+		}
+		pp = &p->next;
+		if (c->waiters == 0)
 			continue;
 		any = 1;
 		if ((r = new_req(c)) == NULL)
@@ -633,6 +668,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ready() || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected */
+	note_posted(c);
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
@@ -1286,6 +1322,12 @@ x_stop(void)
 {
 	withdraw_all();
 	ac_rconn_stop();
+	while (X.posted != NULL) {
+		struct req *p = X.posted;
+
+		X.posted = p->next;
+		free(p);
+	}
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);
