@@ -53,6 +53,7 @@ enum { CMD, BLK };
 struct call {
 	ac_rconn_cb	*cb;
 	void		*priv;
+	const char	*pass;		/* error replies starting so reach cb */
 };
 
 static struct {
@@ -356,7 +357,8 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	struct call *c = priv;
 
 	(void)ac;
-	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+	    (c->pass == NULL || strncmp(reply->str, c->pass, strlen(c->pass)) != 0)) {
 		if (ac_rconn_final_error(reply->str))
 			go_fatal("refused: ", reply->str);
 		else
@@ -371,12 +373,20 @@ int
 ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
     const size_t *len)
 {
+	return ac_rconn_cmd_pass(NULL, cb, priv, argc, argv, len);
+}
+
+int
+ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
+    const char **argv, const size_t *len)
+{
 	struct call *c;
 
 	if (!R.up || R.reset || R.ac[CMD] == NULL || (c = malloc(sizeof(*c))) == NULL)
 		return -1;
 	c->cb = cb;
 	c->priv = priv;
+	c->pass = pass;
 	if (redisAsyncCommandArgv(R.ac[CMD], on_reply, c, argc, argv, len) !=
 	    REDIS_OK) {
 		free(c);

@@ -52,6 +52,13 @@ const char *ac_rconn_where(void);
 int  ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
     const size_t *len);
 /*
+ * As ac_rconn_cmd, but an error reply that starts with PASS (a static string,
+ * e.g. "NOSCRIPT") reaches CB as the reply itself, for the caller to mend;
+ * every other error is handled as above.
+ */
+int  ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
+    const char **argv, const size_t *len);
+/*
  * The blocking read: BLPOP KEY 0 on the second connection, issued again after
  * every entry, after an error reply and after every reconnect; a new KEY
  * replaces the old one from the next issue on.

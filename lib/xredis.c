@@ -1,22 +1,26 @@
 /* xredis.c: the Redis transport: collective scripts, inboxes and the run identity over rconn.c.
  *
  * Only node helpers talk to Redis (rconn.c holds the connections). Per
- * barrier generation each node sends one EVAL (a Lua script: record this
+ * barrier generation each node sends one EVALSHA (a Lua script: record this
  * node's outcome, and when it is the last node, compute the result and push it
  * into every node's inbox) and pops one inbox entry: a constant number of
- * commands per node, whatever the ranks.
+ * commands per node, whatever the ranks, and constant work in Redis per
+ * node-arrival, whatever the nodes (issue 14): an arrival carries only this
+ * node's key and values, adds a hash field and reads the hash's length; the
+ * last arrival alone reads the failures and tells every node.
  *
  * Keys: accelctl:{JOB}:rRUN:KIND:KEY:GEN. The {JOB} hash tag puts a job's
- * keys in one slot, so the scripts are valid on Redis Cluster. RUN is the run
- * this node's helper registered in (the register script below): a second run
- * under the same job id gets a new number, so it never meets the first run's
- * state. Every key has a TTL, refreshed while anything waits, and the
- * generation in every key name means none is ever reused. An arrival is a
- * hash field per node (HSET), so a repeated one cannot count twice. After any
- * reconnect (Redis restarted empty, FLUSHALL, a failover, a new helper) the
- * helper registers again and posts what it knows: its arrivals in flight, the
+ * keys in one slot, so the scripts are valid on Redis Cluster (and may build
+ * the names of every node's inbox themselves). RUN is the run this node's
+ * helper registered in (the register script below): a second run under the
+ * same job id gets a new number, so it never meets the first run's state.
+ * Every key has a TTL, refreshed while anything waits, and the generation in
+ * every key name means none is ever reused. An arrival is a hash field per
+ * node (HSETNX), so a repeated one cannot count twice. After any reconnect
+ * (Redis restarted empty, FLUSHALL, a failover, a new helper) the helper
+ * registers again and posts what it knows: its arrivals in flight, the
  * results it has seen last, and an abort; nothing passes early, because a
- * result is only written when every node's arrival is in the set.
+ * result is only written when every node's arrival is in the hash.
  */
 #include <hiredis/hiredis.h>
 
@@ -60,7 +64,51 @@ static struct {
 	int		 join_pending;
 	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
 	char		 off_pending[256];
+	long		 next_look;	/* ms: read which nodes are missing, or 0 */
+	struct req	*posted;	/* barriers this node's arrival went to */
+	long		 look_delay;	/* ms, doubling */
 } X;
+
+/*
+ * Every script is sent as EVALSHA: its 40-byte hash instead of its text. The
+ * hashes come from SCRIPT LOAD at the first connect; a server that has lost
+ * its script cache (a restart, SCRIPT FLUSH, a failover) answers NOSCRIPT, and
+ * that one call is sent again as EVAL, which caches the script again. Not a
+ * Redis 7 function: EVALSHA works on every Redis a cluster may run (6.0 in
+ * Ubuntu 22.04, managed services), needs no FUNCTION LOAD permission, and is
+ * addressed by content, so two accelctl versions sharing one Redis cannot
+ * replace each other's library (DESIGN-NOTES "The Redis rendezvous").
+ */
+struct script {
+	const char	*text;
+	char		 sha[41];	/* "" until SCRIPT LOAD answered */
+};
+
+/*
+ * Lua, part of the scripts that tell every node: push entry E into inbox
+ * 0..NN-1 of the run whose keys start with P. The names are built here from P
+ * and NN (all share the job's {JOB} hash tag, so one slot): an arrival does not
+ * carry every node's inbox name. One list is made with E and a TTL, and
+ * COPYed into each inbox: one command per node, and the copy keeps the TTL
+ * (an inbox that exists already gets E pushed and its TTL refreshed). COPY
+ * is Redis 6.2; an older server gets RPUSH and EXPIRE for every node.
+ */
+#define FANOUT_LUA \
+"local function fanout(p, nn, e, ttl)\n" \
+"  local f = p .. 'fanout'\n" \
+"  if redis.call('RPUSH', f, e) > 1 then\n" \
+"    redis.call('DEL', f) redis.call('RPUSH', f, e) end\n" \
+"  redis.call('EXPIRE', f, ttl)\n" \
+"  local copy = true\n" \
+"  for i = 0, nn - 1 do\n" \
+"    local box, ok = p .. 'inbox:' .. i, 0\n" \
+"    if copy then\n" \
+"      ok = redis.pcall('COPY', f, box)\n" \
+"      if type(ok) ~= 'number' then copy, ok = false, 0 end end\n" \
+"    if ok == 0 then redis.call('RPUSH', box, e)\n" \
+"      redis.call('EXPIRE', box, ttl) end end\n" \
+"  redis.call('DEL', f)\n" \
+"end\n"
 
 /*
  * Lua: register this node's helper in a run of the job (DESIGN-NOTES "Run
@@ -76,7 +124,7 @@ static struct {
  * run}; when it is taken, that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again.
  */
-static const char register_lua[] =
+static struct script register_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[5])\n"
 "local known = tonumber(ARGV[4])\n"
 "local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
@@ -85,9 +133,8 @@ static const char register_lua[] =
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
 "elseif ARGV[2] == '0' then\n"
 "  run = redis.call('INCR', KEYS[1])\n"
-"  if cur > 0 then for i = 0, tonumber(ARGV[6]) - 1 do\n"
-"    local inbox = ARGV[1] .. 'r' .. cur .. ':inbox:' .. i\n"
-"    redis.call('RPUSH', inbox, 'C') redis.call('EXPIRE', inbox, ttl) end end\n"
+"  if cur > 0 then\n"
+"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl) end\n"
 "else\n"
 "  if cur == 0 or redis.call('HEXISTS', ARGV[1] .. 'r' .. cur .. ':members',\n"
 "      ARGV[2]) == 1 then return {2, cur} end\n"
@@ -99,30 +146,42 @@ static const char register_lua[] =
 "if m and m ~= ARGV[3] then return {0, run} end\n"
 "redis.call('HSET', members, ARGV[2], ARGV[3])\n"
 "redis.call('EXPIRE', members, ttl)\n"
-"return {joined, run}\n";
+"return {joined, run}\n", "" };
 
-/* Lua: record this node's arrival (a hash field per node: arriving twice
- * cannot count twice); if it is the last, write the result and tell every
- * node. KEYS: arrivals, done, the run's members, inbox 0..n-1. ARGV: node,
- * "rank:status ..." of this node's failures, ttl, nnodes, "KEY GEN". Returns
- * {1, result}, {0, nodes arrived}, or {2} when the run's registration is
- * gone (FLUSHALL, a failover to an empty replica): every node must post
- * again. Every call refreshes the TTL: a node that waits for days keeps its
- * arrival. */
-static const char arrive_lua[] =
-"local ttl = tonumber(ARGV[3])\n"
-"if redis.call('EXISTS', KEYS[3]) == 0 then return {2} end\n"
-"local done = redis.call('GET', KEYS[2])\n"
-"if done then redis.call('EXPIRE', KEYS[2], ttl) return {1, done} end\n"
-"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
-"redis.call('EXPIRE', KEYS[1], ttl)\n"
-"local all = redis.call('HGETALL', KEYS[1])\n"
-"if #all / 2 < tonumber(ARGV[4]) then\n"
-"  local nodes = {} for i = 1, #all, 2 do nodes[#nodes + 1] = all[i] end\n"
-"  return {0, nodes} end\n"
+/*
+ * Lua: record this node's arrival; if it is the last, write the result and
+ * tell every node. KEYS: arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV:
+ * node, "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN
+ * (the prefix is not sent again: bytes per arrival count). Returns {1,
+ * result}, {0, nodes arrived}, or {2} when the run's registration is gone
+ * (FLUSHALL, a failover to an empty replica): every node must post again.
+ *
+ * Constant work per arrival: a hash field per node (HSETNX: arriving twice
+ * cannot count twice) and its count (HLEN, which Redis keeps: no reading of
+ * the other arrivals). Only the first arrival checks the run's registration
+ * and sets the TTL (the keys of a barrier start with it: when Redis lost the
+ * run, the next arrival anywhere is a first one); a repeated arrival (a
+ * retry, the refresh of a long wait) refreshes the TTLs and gets the result
+ * if written. The last arrival alone reads the failures (HVALS, once per
+ * barrier), writes the result and tells every node.
+ */
+static struct script arrive_lua = { FANOUT_LUA
+"local ttl, nn = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+"local p = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[5] - #ARGV[6] - 5)\n"
+"local done = p .. 'done:' .. ARGV[5] .. ':' .. ARGV[6]\n"
+"if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then\n"
+"  redis.call('EXPIRE', KEYS[1], ttl)\n"
+"  local v = redis.call('GET', done)\n"
+"  if v then redis.call('EXPIRE', done, ttl) return {1, v} end\n"
+"  return {0, redis.call('HLEN', KEYS[1])} end\n"
+"local n = redis.call('HLEN', KEYS[1])\n"
+"if n == 1 then\n"
+"  redis.call('EXPIRE', KEYS[1], ttl)\n"
+"  if redis.call('EXISTS', p .. 'members') == 0 then return {2} end end\n"
+"if n < nn then return {0, n} end\n"
 "local fails = {}\n"
-"for i = 2, #all, 2 do\n"
-"  for r, s in string.gmatch(all[i], '(%d+):(%d+)') do\n"
+"for _, v in ipairs(redis.call('HVALS', KEYS[1])) do\n"
+"  for r, s in string.gmatch(v, '(%d+):(%d+)') do\n"
 "    fails[#fails + 1] = {tonumber(r), s} end end\n"
 "table.sort(fails, function(a, b) return a[1] < b[1] end)\n"
 "local status, text = '0', {}\n"
@@ -130,71 +189,81 @@ static const char arrive_lua[] =
 "for i = 1, math.min(#fails, 40) do\n"
 "  text[#text + 1] = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')' end\n"
 "if #fails > 40 then text[#text + 1] = 'and ' .. (#fails - 40) .. ' more' end\n"
-"done = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
-"redis.call('SET', KEYS[2], done, 'EX', ttl)\n"
-"for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[5] .. '\\n' .. done)\n"
-"  redis.call('EXPIRE', KEYS[i], ttl) end\n"
-"return {1, done}\n";
+"local d = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
+/* Written already (a node withdrew and came back after the last arrival). */
+"if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
+"  return {1, redis.call('GET', done)} end\n"
+"fanout(p, nn, ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
+"return {1, d}\n", "" };
+
+/* Lua: which nodes have arrived, for timeouts and status; read only while a
+ * barrier waits (x_timer), never by an arrival. KEYS: arrivals. ARGV: nnodes,
+ * "1" for the whole list. Returns {count} or {count, nodes}: the list only
+ * when few nodes are missing or when asked, so that early looks at a barrier
+ * that waits for most of 1,000 nodes stay cheap. */
+static struct script look_lua = {
+"local n = redis.call('HLEN', KEYS[1])\n"
+"if ARGV[2] ~= '1' and tonumber(ARGV[1]) - n > 64 then return {n} end\n"
+"return {n, redis.call('HKEYS', KEYS[1])}\n", "" };
 
 /* Lua: a result op's outcome, if written. KEYS: done, the run's members.
  * Returns {1, value}, {0} (not yet: the inbox will say), or {2} (the run's
  * registration is gone: every node must post again). */
-static const char want_lua[] =
+static struct script want_lua = {
 "if redis.call('EXISTS', KEYS[2]) == 0 then return {2} end\n"
 "local v = redis.call('GET', KEYS[1])\n"
 "if v then return {1, v} end\n"
-"return {0}\n";
+"return {0}\n", "" };
 
 /* Lua: Redis lost the run's state: every node registers and posts again
- * ('S' in every inbox). KEYS: inbox 0..n-1. ARGV: ttl. */
-static const char resync_lua[] =
-"for i = 1, #KEYS do redis.call('RPUSH', KEYS[i], 'S')\n"
-"  redis.call('EXPIRE', KEYS[i], tonumber(ARGV[1])) end\n"
-"return 1\n";
+ * ('S' in every inbox). ARGV: the run's key prefix, nnodes, ttl. */
+static struct script resync_lua = { FANOUT_LUA
+"fanout(ARGV[1], tonumber(ARGV[2]), 'S', tonumber(ARGV[3]))\n"
+"return 1\n", "" };
 
 /* Lua: write a result (or an abort) and tell every node. KEYS: the result
- * key, inbox 0..n-1. ARGV: value, ttl, inbox entry. */
-static const char publish_lua[] =
+ * key. ARGV: value, ttl, inbox entry, the run's key prefix, nnodes. */
+static struct script publish_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
-"for i = 2, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[3])\n"
-"  redis.call('EXPIRE', KEYS[i], ttl) end\n"
-"return 1\n";
+"fanout(ARGV[4], tonumber(ARGV[5]), ARGV[3], ttl)\n"
+"return 1\n", "" };
 
 /* Lua: this node joins the run's NCCL communicator (epoch 0). KEYS:
- * id, joined, off, inbox 0..n-1. ARGV: node, the id in hex (node 0's only,
- * else empty), ttl. A node that joined before (its helper was restarted)
- * cannot rejoin a communicator the others hold: it turns NCCL off for the
- * run. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the inbox comes
- * when node 0 posts it) or {'off', why}. */
-static const char join_lua[] =
-"local ttl = tonumber(ARGV[3])\n"
+ * id, joined, off. ARGV: node, the id in hex (node 0's only, else empty),
+ * ttl, the run's key prefix, nnodes. A node that joined before (its helper
+ * was restarted) cannot rejoin a communicator the others hold: it turns NCCL
+ * off for the run. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the
+ * inbox comes when node 0 posts it) or {'off', why}. */
+static struct script join_lua = { FANOUT_LUA
+"local ttl, p, nn = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])\n"
 "local off = redis.call('GET', KEYS[3])\n"
 "if off then return {'off', off} end\n"
 "if redis.call('HSETNX', KEYS[2], ARGV[1], '1') == 0 then\n"
 "  off = 'node ' .. ARGV[1] .. ' joined before (its helper restarted)'\n"
 "  redis.call('SET', KEYS[3], off, 'EX', ttl)\n"
-"  for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], 'N')\n"
-"    redis.call('EXPIRE', KEYS[i], ttl) end\n"
+"  fanout(p, nn, 'N', ttl)\n"
 "  return {'off', off} end\n"
 "redis.call('EXPIRE', KEYS[2], ttl)\n"
 "if ARGV[2] ~= '' and redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ttl) then\n"
-"  for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], 'I')\n"
-"    redis.call('EXPIRE', KEYS[i], ttl) end end\n"
+"  fanout(p, nn, 'I', ttl) end\n"
 "local id = redis.call('GET', KEYS[1])\n"
 "if id then return {'id', id} end\n"
-"return {'wait', ''}\n";
+"return {'wait', ''}\n", "" };
 
-/* Lua: NCCL is off for the rest of the run; tell every node. KEYS: off,
- * inbox 0..n-1. ARGV: why, ttl. The first reason stays. */
-static const char off_lua[] =
+/* Lua: NCCL is off for the rest of the run; tell every node. KEYS: off.
+ * ARGV: why, ttl, the run's key prefix, nnodes. The first reason stays. */
+static struct script off_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
 "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ttl) then return 0 end\n"
-"for i = 2, #KEYS do redis.call('RPUSH', KEYS[i], 'N')\n"
-"  redis.call('EXPIRE', KEYS[i], ttl) end\n"
-"return 1\n";
+"fanout(ARGV[3], tonumber(ARGV[4]), 'N', ttl)\n"
+"return 1\n", "" };
+
+static struct script *const scripts[] = { &register_lua, &arrive_lua,
+    &look_lua, &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua };
 
 struct req {
+	struct req *next;
 	char	key[AC_KEY_MAX];
 	int64_t	gen;
 };
@@ -263,49 +332,144 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	ac_job_remote_done(X.job, key, gen, &r);
 }
 
-/* EVAL SCRIPT with KEYS (KEYS0, then every node's inbox when INBOXES) and ARGV. */
+/* A script call in flight: what to send again as EVAL after NOSCRIPT. */
+struct scall {
+	const struct script *s;
+	ac_rconn_cb	*cb;
+	void		*priv;
+	int		 argc;
+	const char	**argv;
+	size_t		*len;
+	char		 buf[];	/* the arguments' bytes */
+};
+
 static void
-eval(ac_rconn_cb *cb, void *priv, const char *script, int nkeys0,
-    const char **keys0, int inboxes, int nargs, const char **args,
-    const size_t *arglen)
+on_script(redisReply *reply, void *priv)
 {
-	long nn = inboxes ? X.job->nnodes : 0;
-	int argc = 3 + nkeys0 + (int)nn + nargs, i = 0;
-	const char **argv = calloc((size_t)argc, sizeof(*argv));
-	size_t *len = calloc((size_t)argc, sizeof(*len));
-	char (*inbox)[KEY_MAX] = nn > 0 ? calloc((size_t)nn, KEY_MAX) : NULL;
+	struct scall *sc = priv;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		/* The server lost its script cache: EVAL caches it again. */
+		sc->argv[0] = "EVAL";
+		sc->argv[1] = sc->s->text;
+		sc->len[0] = 4;
+		sc->len[1] = strlen(sc->s->text);
+		if (ac_rconn_cmd(sc->cb, sc->priv, sc->argc, sc->argv, sc->len) ==
+		    -1 && sc->cb != NULL)
+			sc->cb(NULL, sc->priv);
+	} else if (sc->cb != NULL)
+		sc->cb(reply, sc->priv);
+	free(sc->argv);
+	free(sc->len);
+	free(sc);
+}
+
+/*
+ * Run script S with KEYS and ARGS (lengths ARGLEN, (size_t)-1 or a NULL
+ * ARGLEN for strings): EVALSHA once its hash is known, else EVAL. CB gets the
+ * reply, or NULL when there is none.
+ */
+static void
+run(const struct script *s, ac_rconn_cb *cb, void *priv, int nkeys,
+    const char **keys, int nargs, const char **args, const size_t *arglen)
+{
+	int argc = 3 + nkeys + nargs, i;
+	size_t total = 0, off = 0;
+	const char **argv;
+	size_t *len;
+	struct scall *sc;
 	char nk[16];
 
-	if (argv == NULL || len == NULL || (nn > 0 && inbox == NULL)) {
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	if ((argv = calloc((size_t)argc, sizeof(*argv))) == NULL ||
+	    (len = calloc((size_t)argc, sizeof(*len))) == NULL) {
+		free(argv);
+		if (cb != NULL)
+			cb(NULL, priv);
+		return;
+	}
+	argv[0] = s->sha[0] ? "EVALSHA" : "EVAL";
+	argv[1] = s->sha[0] ? s->sha : s->text;
+	argv[2] = nk;
+	for (i = 0; i < nkeys; i++)
+		argv[3 + i] = keys[i];
+	for (i = 0; i < nargs; i++)
+		argv[3 + nkeys + i] = args[i];
+	for (i = 0; i < argc; i++) {
+		int a = i - 3 - nkeys;
+
+		len[i] = a >= 0 && arglen != NULL && arglen[a] != (size_t)-1 ?
+		    arglen[a] : strlen(argv[i]);
+		if (i >= 2)
+			total += len[i];
+	}
+	if (!s->sha[0]) {
+		if (ac_rconn_cmd(cb, priv, argc, argv, len) == -1 && cb != NULL)
+			cb(NULL, priv);
+		goto out;
+	}
+	/* Keep a copy of the arguments: NOSCRIPT sends them again. */
+	if ((sc = malloc(sizeof(*sc) + total)) == NULL) {
 		if (cb != NULL)
 			cb(NULL, priv);
 		goto out;
 	}
-	snprintf(nk, sizeof(nk), "%d", nkeys0 + (int)nn);
-	argv[i++] = "EVAL";
-	argv[i++] = script;
-	argv[i++] = nk;
-	for (int k = 0; k < nkeys0; k++)
-		argv[i++] = keys0[k];
-	for (long n = 0; n < nn; n++) {
-		inbox_of(inbox[n], KEY_MAX, n);
-		argv[i++] = inbox[n];
+	sc->s = s;
+	sc->cb = cb;
+	sc->priv = priv;
+	sc->argc = argc;
+	sc->argv = argv;
+	sc->len = len;
+	for (i = 2; i < argc; i++) {
+		memcpy(sc->buf + off, argv[i], len[i]);
+		argv[i] = sc->buf + off;
+		off += len[i];
 	}
-	for (int a = 0; a < nargs; a++) {
-		if (arglen != NULL && arglen[a] != (size_t)-1)
-			len[i] = arglen[a];
-		else
-			len[i] = strlen(args[a]);
-		argv[i++] = args[a];
-	}
-	for (int k = 0; k < 3 + nkeys0 + (int)nn; k++)
-		len[k] = strlen(argv[k]);
-	if (ac_rconn_cmd(cb, priv, argc, argv, len) == -1 && cb != NULL)
+	if (ac_rconn_cmd_pass("NOSCRIPT", on_script, sc, argc, argv, len) == 0)
+		return;		/* on_script frees them */
+	free(sc);
+	if (cb != NULL)
 		cb(NULL, priv);
 out:
 	free(argv);
 	free(len);
-	free(inbox);
+}
+
+static void
+on_loaded(redisReply *reply, void *priv)
+{
+	struct script *s = priv;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
+	    reply->len == sizeof(s->sha) - 1)
+		memcpy(s->sha, reply->str, sizeof(s->sha));
+}
+
+/*
+ * Learn the hashes of the scripts not known yet (the first connect): the
+ * replies come before those of anything sent after, on the same connection.
+ * Known hashes stay valid (they name the text); a server without the script
+ * answers NOSCRIPT and gets the text once.
+ */
+static void
+load_scripts(void)
+{
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		const char *argv[3] = { "SCRIPT", "LOAD", scripts[i]->text };
+
+		if (!scripts[i]->sha[0])
+			ac_rconn_cmd(on_loaded, scripts[i], 3, argv, NULL);
+	}
+}
+
+/* The arguments every fan-out needs: the run's key prefix and nnodes. */
+static const char *
+nnodes_arg(void)
+{
+	static char nn[24];
+
+	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
+	return nn;
 }
 
 static struct req *
@@ -314,6 +478,7 @@ new_req(const struct ac_coll *c)
 	struct req *r = malloc(sizeof(*r));
 
 	if (r != NULL) {
+		r->next = NULL;
 		snprintf(r->key, sizeof(r->key), "%s", c->key);
 		r->gen = c->gen;
 	}
@@ -349,6 +514,100 @@ note_missing(struct ac_coll *c, const redisReply *v)
 }
 
 /*
+ * Which nodes are missing is read only while a barrier waits, not in an
+ * arrival (that would be work in proportion to the nodes, at every one):
+ * first LOOK_FIRST_MS after this node's arrival was answered "not the last",
+ * then less often, up to every LOOK_MAX_MS. A barrier that completes sooner
+ * costs no look at all; a timeout or status names the nodes of the last look.
+ */
+#define LOOK_FIRST_MS	250
+#define LOOK_MAX_MS	10000
+/* From this delay on a look asks for the whole list, however long. */
+#define LOOK_FULL_MS	1000
+
+static void
+look_soon(void)
+{
+	long at = ac_now_ms() + LOOK_FIRST_MS;
+
+	if (X.next_look == 0 || at < X.next_look) {
+		X.next_look = at;
+		X.look_delay = LOOK_FIRST_MS;
+	}
+}
+
+static void
+on_look(redisReply *reply, void *priv)
+{
+	struct req *r = priv;
+	struct ac_coll *c;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_ARRAY &&
+	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
+		note_missing(c, reply->element[1]);
+	free(r);
+}
+
+/*
+ * Remember that this node's arrival at C went to Redis (NCCL posts only the
+ * barriers that wait long): those are the ones a look is about.
+ */
+static void
+note_posted(const struct ac_coll *c)
+{
+	struct req **pp = &X.posted, *p;
+
+	while ((p = *pp) != NULL) {
+		const struct ac_coll *o = ac_job_find(X.job, p->key, p->gen);
+
+		if (p->gen == c->gen && strcmp(p->key, c->key) == 0)
+			return;
+		if (o == NULL || o->done) {
+			*pp = p->next;		/* released: the list stays short */
+			free(p);
+		} else
+			pp = &p->next;
+	}
+	if ((p = new_req(c)) != NULL) {
+		p->next = X.posted;
+		X.posted = p;
+	}
+}
+
+/* Look at every barrier this node posted and still waits at; 1 if any. */
+static int
+look(void)
+{
+	char arr[KEY_MAX], nn[24];
+	const char *keys[1] = { arr }, *args[2] = { nn, NULL };
+	struct req **pp = &X.posted, *p;
+	int any = 0;
+
+	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
+	args[1] = X.look_delay >= LOOK_FULL_MS ? "1" : "0";
+	while ((p = *pp) != NULL) {
+		struct ac_coll *c = ac_job_find(X.job, p->key, p->gen);
+		struct req *r;
+
+		if (c == NULL || c->done) {
+			*pp = p->next;		/* released (or forgotten) */
+			free(p);
+			continue;
+		}
+		pp = &p->next;
+		if (c->waiters == 0)
+			continue;
+		any = 1;
+		if ((r = new_req(c)) == NULL)
+			continue;
+		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+		run(&look_lua, on_look, r, 1, keys, 2, args, NULL);
+	}
+	return any;
+}
+
+/*
  * Redis answers but has lost this run's state while we were connected
  * (FLUSHALL, a failover to a replica that had not got it): register and post
  * again, and tell every node to do the same; nothing passes early, because
@@ -358,7 +617,7 @@ static void
 lost_state(void)
 {
 	char ttl[24];
-	const char *args[1] = { ttl };
+	const char *args[3] = { X.prefix, nnodes_arg(), ttl };
 
 	if (!ready())
 		return;
@@ -367,7 +626,7 @@ lost_state(void)
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	X.registered = 0;
 	session();
-	eval(on_ignore, NULL, resync_lua, 0, NULL, 1, 1, args, NULL);
+	run(&resync_lua, on_ignore, NULL, 0, NULL, 3, args, NULL);
 }
 
 /* A reply of {2}: the run's registration is gone. */
@@ -393,9 +652,9 @@ on_arrive(redisReply *reply, void *priv)
 
 		if (reply->element[0]->integer == 1 && v->type == REDIS_REPLY_STRING)
 			deliver(r->key, r->gen, v->str, v->len);
-		else if (v->type == REDIS_REPLY_ARRAY &&
-		    (c = ac_job_find(X.job, r->key, r->gen)) != NULL)
-			note_missing(c, v);
+		else if ((c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
+		    !c->done)
+			look_soon();	/* which nodes are missing: later */
 	}
 	free(r);
 }
@@ -404,17 +663,15 @@ on_arrive(redisReply *reply, void *priv)
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char arr[KEY_MAX], done[KEY_MAX], members[KEY_MAX], node[24], ttl[24];
-	char nn[24], note[AC_KEY_MAX + 32], fails[4096];
-	const char *keys[3] = { arr, done, members }, *args[5];
+	char arr[KEY_MAX], node[24], ttl[24], gen[24], fails[4096];
+	const char *keys[1] = { arr }, *args[6];
 	size_t n = 0;
 	struct req *r;
 
 	if (!ready() || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected */
+	note_posted(c);
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-	keyname(done, sizeof(done), "done", c->key, c->gen);
-	keyname(members, sizeof(members), "members", NULL, 0);
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
 		if (c->status[l] != 0)
@@ -423,14 +680,14 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 			    j->rank_of[l] : l), (long long)c->status[l]);
 	snprintf(node, sizeof(node), "%ld", j->node);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	snprintf(nn, sizeof(nn), "%ld", j->nnodes);
-	snprintf(note, sizeof(note), "%s %" PRId64, c->key, c->gen);
+	snprintf(gen, sizeof(gen), "%" PRId64, c->gen);
 	args[0] = node;
 	args[1] = fails;
 	args[2] = ttl;
-	args[3] = nn;
-	args[4] = note;
-	eval(on_arrive, r, arrive_lua, 3, keys, 1, 5, args, NULL);
+	args[3] = nnodes_arg();
+	args[4] = c->key;
+	args[5] = gen;
+	run(&arrive_lua, on_arrive, r, 1, keys, 6, args, NULL);
 }
 
 /*
@@ -517,12 +774,13 @@ send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
     const char *entry, size_t elen)
 {
 	char done[KEY_MAX], ttl[24];
-	const char *keys[1] = { done }, *args[3] = { value, ttl, entry };
-	size_t lens[3] = { vlen, (size_t)-1, elen };
+	const char *keys[1] = { done };
+	const char *args[5] = { value, ttl, entry, X.prefix, nnodes_arg() };
+	size_t lens[5] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1 };
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, lens);
+	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, lens);
 }
 
 /* A local source's result (or death): write it and tell every node. */
@@ -600,14 +858,14 @@ x_want(struct ac_job *j, struct ac_coll *c)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	keyname(members, sizeof(members), "members", NULL, 0);
-	eval(on_want, r, want_lua, 2, keys, 0, 0, NULL, NULL);
+	run(&want_lua, on_want, r, 2, keys, 0, NULL, NULL);
 }
 
 static void
 x_abort(struct ac_job *j)
 {
 	char key[KEY_MAX], ttl[24];
-	const char *keys[1] = { key }, *args[3];
+	const char *keys[1] = { key }, *args[5];
 
 	if (!ready())
 		return;
@@ -616,7 +874,9 @@ x_abort(struct ac_job *j)
 	args[0] = j->aborted;
 	args[1] = ttl;
 	args[2] = "!";
-	eval(on_ignore, NULL, publish_lua, 1, keys, 1, 3, args, NULL);
+	args[3] = X.prefix;
+	args[4] = nnodes_arg();
+	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, NULL);
 }
 
 static void
@@ -866,7 +1126,7 @@ static void
 session(void)
 {
 	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
-	const char *argv[10];
+	const char *keys[1] = { counter }, *args[6];
 
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
@@ -874,18 +1134,14 @@ session(void)
 	snprintf(known, sizeof(known), "%ld", X.runid->run);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
-	argv[0] = "EVAL";
-	argv[1] = register_lua;
-	argv[2] = "1";
-	argv[3] = counter;
-	argv[4] = X.base;
-	argv[5] = node;
-	argv[6] = nonce;
-	argv[7] = known;
-	argv[8] = ttl;
-	argv[9] = nn;
-	if (ac_rconn_cmd(on_register, NULL, 10, argv, NULL) == 0)
-		X.pending = 1;
+	args[0] = X.base;
+	args[1] = node;
+	args[2] = nonce;
+	args[3] = known;
+	args[4] = ttl;
+	args[5] = nn;
+	X.pending = 1;		/* on_register(NULL) clears it if unsent */
+	run(&register_lua, on_register, NULL, 1, keys, 6, args, NULL);
 }
 
 /* rconn.c: both connections are up (again). */
@@ -894,6 +1150,7 @@ on_ready(void)
 {
 	X.registered = 0;
 	X.pending = 0;
+	load_scripts();
 	session();
 }
 
@@ -988,7 +1245,7 @@ static void
 r_join(const char *idhex, void (*joined)(const char *, const char *, size_t))
 {
 	char id[KEY_MAX], jn[KEY_MAX], off[KEY_MAX], node[24], ttl[24];
-	const char *keys[3] = { id, jn, off }, *args[3];
+	const char *keys[3] = { id, jn, off }, *args[5];
 
 	X.joined = joined;
 	X.join_pending = 1;
@@ -1003,7 +1260,9 @@ r_join(const char *idhex, void (*joined)(const char *, const char *, size_t))
 	args[0] = node;
 	args[1] = X.join_id;
 	args[2] = ttl;
-	eval(on_join, NULL, join_lua, 3, keys, 1, 3, args, NULL);
+	args[3] = X.prefix;
+	args[4] = nnodes_arg();
+	run(&join_lua, on_join, NULL, 3, keys, 5, args, NULL);
 }
 
 /* The reply to a GET of an NCCL key; PRIV names which one ("id", "off"). */
@@ -1030,7 +1289,7 @@ static void
 x_off(const char *why)
 {
 	char off[KEY_MAX], ttl[24];
-	const char *keys[1] = { off }, *args[2];
+	const char *keys[1] = { off }, *args[4];
 
 	snprintf(X.off_pending, sizeof(X.off_pending), "%s", why);
 	X.join_pending = 0;
@@ -1041,7 +1300,9 @@ x_off(const char *why)
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	args[0] = why;
 	args[1] = ttl;
-	eval(on_ignore, NULL, off_lua, 1, keys, 1, 2, args, NULL);
+	args[2] = X.prefix;
+	args[3] = nnodes_arg();
+	run(&off_lua, on_ignore, NULL, 1, keys, 4, args, NULL);
 }
 
 static void
@@ -1074,6 +1335,19 @@ x_timer(long now)
 		}
 		if (next < 0 || X.next_names - now < next)
 			next = X.next_names - now;
+	}
+	/* A barrier still waits: which nodes is it waiting for? */
+	if (ready() && X.next_look != 0) {
+		if (now >= X.next_look) {
+			if (look()) {
+				X.look_delay = X.look_delay < LOOK_MAX_MS / 2 ?
+				    2 * X.look_delay : LOOK_MAX_MS;
+				X.next_look = now + X.look_delay;
+			} else
+				X.next_look = 0;
+		}
+		if (X.next_look != 0 && (next < 0 || X.next_look - now < next))
+			next = X.next_look - now;
 	}
 	/* Not registered yet: node 0 has not opened this launch's run. */
 	if (ac_rconn_up() && !X.registered && !X.pending && X.run_wait) {
@@ -1148,6 +1422,12 @@ x_stop(void)
 
 		pubs = p->next;
 		pub_free(p);
+	}
+	while (X.posted != NULL) {
+		struct req *p = X.posted;
+
+		X.posted = p->next;
+		free(p);
 	}
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);

@@ -1,5 +1,6 @@
 # t_state.sh: faults g, o and p of issue 10, what Redis holds of a job: FLUSHALL
-# in the middle of a loop (completes, none early), keys with a 2 s TTL while a
+# in the middle of a loop (completes, none early), SCRIPT FLUSH likewise (issue
+# 14: scripts go by hash), keys with a 2 s TTL while a
 # node is 4 s late (the waiting nodes keep them alive) and after the job (none
 # outlives its TTL), and a second run with the job id of a finished one (it
 # never passes on the first run's state). Over a Unix socket.
@@ -26,6 +27,27 @@ testFlushallMidLoop() {
 	assertMidLoop "$d" 40 flushall
 	assertNoEarly "$d"
 	assertOneHelperPerNode "$d" 4
+}
+
+# SCRIPT FLUSH while a 4-node x 2-rank loop of 40 runs, at generation 10 while
+# nodes 0-2 wait there and node 3 is held back (issue 14): the helpers send
+# scripts by hash (EVALSHA); Redis answers NOSCRIPT, and each such call is sent
+# again with the script's text. The loop completes, none early.
+testScriptFlushMidLoop() {
+	local d; d=$(scratch)/sflush
+	redis_start
+	RDV=unix://$REDIS_SOCK job_start "$d" 4 2 "loop 40 10s 10 3 flushed"
+	if at_gen "$d" 10; then
+		wait_node_posted "$d" 4 2 0 loop 10 || echo "warning: node 0 not seen waiting at loop" >&2
+		[ "$(redis_cli script flush)" = OK ] && fault "$d" scriptflush
+	fi
+	touch "$d/flushed"
+	job_wait
+	assertAllRc 0 "$d" 8 "SCRIPT FLUSH mid-loop"
+	assertMidLoop "$d" 40 scriptflush
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" 4
+	assertTrue "scripts were sent by hash" "redis_cli info commandstats | grep -q '^cmdstat_evalsha:'"
 }
 
 # o. ACCELCTL_REDIS_TTL=2 and node 1 arrives 4 s after node 0: node 0's arrival

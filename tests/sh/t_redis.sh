@@ -177,4 +177,40 @@ testWaitLongerThanProgressAcrossNodes() {
 	assertEquals "main-first: every rank exits 0" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
+# perArrival NODES: "BYTES CALLS" into Redis per node-arrival (INFO's
+# total_net_input_bytes and commandstats, the scripts' calls included, INFO and
+# CONFIG left out) over 21 barriers of NODES nodes x 1 rank, after a warm-up
+# barrier (connects, registration, script loading are not per arrival).
+perArrival() {
+	local n=$1 d; d=$(scratch)/pa$n; mkdir -p "$d"
+	cat >"$d/snap" <<EOS
+redis-cli -s '$REDIS_SOCK' info all | tr -d '\r' | awk -F'[:=,]' '
+	/^total_net_input_bytes:/ { b = \$2 }
+	/^cmdstat_/ && \$1 !~ /^cmdstat_(info|config)/ { c += \$3 }
+	END { print b, c }'
+EOS
+	across "$n" 1 bash -c '
+		accelctl barrier --timeout 30s w1 || exit
+		[ $ACCELCTL_RANK = 0 ] && sh '"$d"'/snap >'"$d"'/before
+		accelctl barrier --timeout 30s w2 || exit
+		for i in $(seq 1 20); do accelctl barrier --timeout 30s l || exit; done
+		[ $ACCELCTL_RANK = 0 ] && sh '"$d"'/snap >'"$d"'/after; exit 0'
+	assertRc 0 "$n nodes x 21 barriers"
+	awk -v n="$n" 'NR == 1 { b = $1; c = $2 } NR == 2 { printf "%d %.1f\n", ($1 - b) / (21 * n), ($2 - c) / (21 * n) }' \
+		"$d/before" "$d/after"
+}
+
+# The work of one node's arrival does not grow with the nodes: no script text,
+# no list of every node's inbox, no reading of every arrival (issue 14).
+testArrivalCostFlatAsNodesGrow() {
+	local two eight
+	two=$(perArrival 2) eight=$(perArrival 8)
+	echo "per node-arrival (bytes, commands): 2 nodes: $two; 8 nodes: $eight" >&2
+	set -- $two $eight
+	assertTrue "bytes per arrival at 8 nodes ($3) under 600" "[ ${3:-9999} -lt 600 ]"
+	assertTrue "bytes per arrival do not grow: 2 nodes $1, 8 nodes $3" "[ ${3:-9999} -le $((${1:-0} * 13 / 10 + 40)) ]"
+	assertTrue "commands per arrival at 8 nodes ($4) at most 7" "awk 'BEGIN { exit !(${4:-99} <= 7) }'"
+	assertTrue "commands per arrival do not grow: 2 nodes $2, 8 nodes $4" "awk 'BEGIN { exit !(${4:-99} <= ${2:-0} + 0.5) }'"
+}
+
 load_shunit2
