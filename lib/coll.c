@@ -544,7 +544,9 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 			    c->src == AC_SRC_RUNNING ? "is still running CMD" :
 			    c->src == AC_SRC_LOST ? "died" : "has not arrived yet");
 		else
-			snprintf(buf, len, "rank %lld has not arrived yet",
+			/* On another node: it may be running CMD there. */
+			snprintf(buf, len, "rank %lld (another node) has not "
+			    "sent its result yet",
 			    (long long)c->source);
 		return;
 	}

@@ -363,7 +363,9 @@ on_hello(struct conn *c, struct ac_rd *r)
 	if (strcmp(job, H.job.id) != 0)
 		return refuse(c, "this helper serves job %s, not %s", H.job.id, job);
 	if (v[AC_LSIZE] < 1 || v[AC_LSIZE] > 1 << 20 || v[AC_LRANK] < 0 ||
-	    v[AC_LRANK] >= v[AC_LSIZE] || v[AC_RANK] < 0 || v[AC_WORLD] < 1)
+	    v[AC_LRANK] >= v[AC_LSIZE] || v[AC_RANK] < 0 || v[AC_WORLD] < 1 ||
+	    v[AC_RANK] >= v[AC_WORLD] || v[AC_LSIZE] > v[AC_WORLD] ||
+	    (v[AC_NNODES] > 0 && (v[AC_NODE] < 0 || v[AC_NODE] >= v[AC_NNODES])))
 		return refuse(c, "HELLO with impossible ranks");
 	if (H.job.lsize == 0 && ac_job_shape(&H.job, v[AC_LSIZE], v[AC_WORLD],
 	    v[AC_NODE], v[AC_NNODES]) == -1)

@@ -51,6 +51,33 @@ check_private(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A --dir of the user's choosing: its entries must be renamed by nobody but
+ * us (or root), or another user could swap the job's directory for a link
+ * and have our clean-up remove files elsewhere. So: a directory, owned by us
+ * or root, that group and others cannot write, unless it is sticky (/tmp).
+ */
+static int
+check_parent(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1) {
+		snprintf(err, errlen, "%.300s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid() && st.st_uid != 0) ||
+	    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+		snprintf(err, errlen, "%.300s has unsafe permissions (mode %04o, "
+		    "owner uid %ld): others could replace the job's directory in "
+		    "it; use a directory of yours that only you can write, or a "
+		    "sticky one such as /tmp", path, (unsigned)(st.st_mode & 07777),
+		    (long)st.st_uid);
+		return -1;
+	}
+	return 0;
+}
+
 /* A Slurm job id, made safe for a file name; "" outside Slurm. */
 static void
 job_tag(char *tag, size_t len)
@@ -103,7 +130,8 @@ ac_rdv_mkdir(const char *parent, char *dir, size_t len, char *err,
 		if (check_private(def, err, errlen) == -1)
 			return -1;
 		parent = def;
-	}
+	} else if (check_parent(parent, err, errlen) == -1)
+		return -1;
 	job_tag(tag, sizeof(tag));
 	n = snprintf(dir, len, "%s/rendezvous.%sXXXXXX", parent, tag);
 	if (n < 0 || (size_t)n >= len || (size_t)n + 16 > 400) {

@@ -118,6 +118,12 @@ testSubshellInSubstitution() {
 	checkShell dash 'eval "$(cd / && accelctl rendezvous start)" || exit'
 	checkShell bash 'eval "$( (accelctl rendezvous start) )" || exit'
 }
+# A filter in the substitution (the lines kept in a file too): the server
+# follows the script that reads the filter's output, not the subshell.
+testFilterInSubstitution() {
+	checkShell bash 'eval "$(accelctl rendezvous start | tee "$TMPDIR/rdv.env")" || exit'
+	checkShell dash 'eval "$(accelctl rendezvous start | cat)" || exit'
+}
 
 testFourNodeLaunch() {
 	job bash '
@@ -272,6 +278,16 @@ testModes() {
 	job bash 'accelctl rendezvous start'
 	assertEquals "unsafe parent: exit 2" 2 "$rc"
 	assertContains "$err" "has unsafe permissions"
+	# A --dir that others may write (not sticky) is refused too: another
+	# user could swap the job's directory for a link before the clean-up.
+	mkdir -m 777 "$(scratch)/open"
+	chmod 777 "$(scratch)/open"
+	job bash "accelctl rendezvous start --dir $(scratch)/open"
+	assertEquals "--dir others may write: exit 2" 2 "$rc"
+	assertContains "$err" "others could replace the job's directory"
+	mkdir -p "$(scratch)/sticky" && chmod 1777 "$(scratch)/sticky"
+	job bash "eval \"\$(accelctl rendezvous start --dir $(scratch)/sticky)\" && accelctl rendezvous status >/dev/null"
+	assertEquals "a sticky --dir (as /tmp) is fine: $err" 0 "$rc"
 	# In a Slurm job: under the submit directory.
 	chmod 700 "$H/.accelctl"
 	mkdir -p "$(scratch)/submit"
