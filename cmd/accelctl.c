@@ -13,6 +13,9 @@
 #include "cmd.h"
 #include "config.h"
 #include "proctitle.h"
+#if ACCELCTL_HAVE_ETCD
+#include <curl/curlver.h>
+#endif
 #if ACCELCTL_HAVE_NCCL
 #include "ncclso.h"
 #endif
@@ -266,6 +269,12 @@ main(int argc, char **argv)
 		printf("hiredis: %s\n", ac_hiredis_version);
 #else
 		printf("hiredis: not compiled in (no Redis rendezvous)\n");
+#endif
+#if ACCELCTL_HAVE_ETCD
+		printf("etcd: etcd:// and etcds:// (v3 JSON gateway, libcurl %s)\n",
+		    LIBCURL_VERSION);
+#else
+		printf("etcd: not compiled in (needs libcurl and jansson)\n");
 #endif
 #if ACCELCTL_HAVE_NCCL
 		printf("nccl: %s\n", ac_cuda_build_version());

@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "duration.h"
+#include "etcdurl.h"
 #include "rdvurl.h"
 #include "transport.h"
 
@@ -45,6 +46,25 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 		    "reach, or run eval \"$(accelctl rendezvous start)\" in the "
 		    "job script before starting the ranks", t->v[AC_NNODES]);
 		return AC_EXIT_USAGE;
+	}
+	if (ac_etcd_scheme(rdv)) {
+#if ACCELCTL_HAVE_ETCD
+		/* Checked here too: a typo is exit 2 on every rank at once. */
+		struct ac_etcd_url eu;
+		char eerr[512];
+		int bad = ac_etcd_parse_env(rdv, &eu, eerr, sizeof(eerr));
+
+		explicit_bzero(&eu, sizeof(eu));
+		if (bad == -1) {
+			ac_warnx("%s", eerr);
+			return AC_EXIT_USAGE;
+		}
+		return 0;
+#else
+		ac_warnx("ACCELCTL_RENDEZVOUS is etcd, and this accelctl was "
+		    "built without libcurl and jansson (see accelctl --version)");
+		return AC_EXIT_USAGE;
+#endif
 	}
 #if ACCELCTL_HAVE_HIREDIS
 	/* Checked here, so that a typo is exit 2 on every rank at once. */
