@@ -1,4 +1,4 @@
-# t_faults.sh: the etcd rendezvous under faults: an endpoint list with a dead
+# t_outages.sh: the etcd rendezvous under faults (ctest etcd.outages): an endpoint list with a dead
 # member first, etcd unreachable (125 at the deadline, never before), etcd
 # restarted with its data under a waiting barrier (the watch resumes, no lost
 # wake-up), a compacted revision (read again), the leader of a 3-member
@@ -98,6 +98,26 @@ testCompactedRevision() {
 	out=$(cat "$d/out")
 	assertEquals "both passed" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertContains "node 0 read again" "$(cat "$d/node0.log")" "was compacted"
+}
+
+# Node 0's helper is killed (SIGKILL) while its ranks wait and node 1 has not
+# arrived: a new helper replays the journal, stays in the run and posts again;
+# nobody leaves before node 1 arrives.
+testHelperKilledMidBarrier() {
+	local d; d=$(scratch)/hk; mkdir -p "$d"
+	across 2 2 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			until [ -e '"$d"'/killed ]; do sleep 0.05; done
+			sleep 0.5; date +%s%N >'"$d"'/arrive.$ACCELCTL_RANK
+			accelctl barrier --timeout 30s k; echo "rc=$?"; exit
+		fi
+		[ $ACCELCTL_LOCAL_RANK = 0 ] && (sleep 1; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); echo >'"$d"'/killed) &
+		accelctl barrier --timeout 30s k; r=$?; date +%s%N >'"$d"'/left.$ACCELCTL_RANK; echo "rc=$r"'
+	assertEquals "all four passed" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	local l first; first=$(cat "$d"/arrive.* | sort -n | head -1)
+	for l in "$d"/left.*; do
+		assertTrue "$(basename "$l") left after node 1 arrived" "[ $(cat "$l") -ge $first ]"
+	done
 }
 
 # Three members; the leader is killed while 2 nodes x 2 ranks pass 30
