@@ -772,6 +772,11 @@ sweep(void)
 	char key[KEY_MAX];
 
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
+		/* A local source's result, released here before we were
+		 * registered: the other nodes have not seen it yet. */
+		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_RESULT &&
+		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
+			x_publish(j, c);
 		if (!ac_coll_cross(j, c) || c->done)
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
@@ -785,7 +790,8 @@ sweep(void)
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    k->last_done->done && k->last_done->op == AC_OP_RESULT)
+		    k->last_done->done && k->last_done->op == AC_OP_RESULT &&
+		    (k->last_done->src == AC_SRC_DONE || k->last_done->src == AC_SRC_LOST))
 			x_publish(j, k->last_done);
 	if (j->aborted != NULL)
 		x_abort(j);

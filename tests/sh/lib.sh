@@ -128,6 +128,20 @@ source_dies() {
 		accelctl on-main --wait --timeout '"$2"' -- true; echo "rc=$?"'
 }
 
+# ACCELCTL_TEST_SKIP="testA testB" (tests/etcd/suite.sh): the suite's tests
+# but those, said on stderr (shunit2 2.1.8 runs a suite() when one is defined).
+if [ -n "${ACCELCTL_TEST_SKIP:-}" ]; then
+	suite() {
+		local t
+		for t in $(grep -o '^test[A-Za-z0-9_]*' "$0"); do
+			case " $ACCELCTL_TEST_SKIP " in
+			*" $t "*) echo "$t: left out here (ACCELCTL_TEST_SKIP)" >&2 ;;
+			*) suite_addTest "$t" ;;
+			esac
+		done
+	}
+fi
+
 # Find shunit2 where Debian puts it, or on PATH.
 load_shunit2() {
 	local s
