@@ -13,9 +13,6 @@
 #include "cmd.h"
 #include "config.h"
 #include "proctitle.h"
-#if ACCELCTL_HAVE_ETCD
-#include <curl/curlver.h>
-#endif
 #if ACCELCTL_HAVE_NCCL
 #include "ncclso.h"
 #endif
@@ -271,8 +268,8 @@ main(int argc, char **argv)
 		printf("hiredis: not compiled in (no Redis rendezvous)\n");
 #endif
 #if ACCELCTL_HAVE_ETCD
-		printf("etcd: etcd:// and etcds:// (v3 JSON gateway, libcurl %s)\n",
-		    LIBCURL_VERSION);
+		printf("etcd: etcd:// and etcds:// (v3 JSON gateway; the helper "
+		    "loads libcurl and jansson)\n");
 #else
 		printf("etcd: not compiled in (needs libcurl and jansson)\n");
 #endif

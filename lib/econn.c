@@ -19,8 +19,6 @@
  * the ready hook posts everything again. Final (a refused password, a denied
  * permission): down for good, in etcd's own words.
  */
-#include <curl/curl.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +26,7 @@
 #include "client.h"
 #include "duration.h"
 #include "econn.h"
+#include "etcdso.h"
 
 #define REQUEST_MS	5000	/* a unary request; etcd's own request timeout is 7 s */
 #define CONNECT_MS	2000
@@ -168,10 +167,12 @@ set_down(const char *why)
 {
 	if (E.final)
 		return;
-	if (E.down[0] == '\0' || strcmp(E.down + strlen(E.u.where[E.cur]) + 2,
-	    why) != 0)
-		ac_helper_log("rendezvous %s: %s", E.u.where[E.cur], why);
-	snprintf(E.down, sizeof(E.down), "%s: %s", E.u.where[E.cur], why);
+	char now[sizeof(E.down)];
+
+	snprintf(now, sizeof(now), "%s: %s", E.u.where[E.cur], why);
+	if (strcmp(now, E.down) != 0)
+		ac_helper_log("rendezvous %s", now);
+	memcpy(E.down, now, sizeof(E.down));
 }
 
 /* Drop every transfer; callers get NULL (and cannot send: we are down). */
@@ -502,12 +503,19 @@ drain(void)
 void
 ac_econn_start(const struct ac_etcd_url *u, const struct ac_econn_hooks *h)
 {
+	char why[600];
+
 	memset(&E, 0, sizeof(E));
 	E.u = *u;
 	E.h = h;
 	E.curl_due = -1;
 	E.backoff = BACKOFF_MIN_MS;
 	snprintf(E.down, sizeof(E.down), "%s: connecting", E.u.where[0]);
+	if (ac_etcdso_load(why, sizeof(why)) == -1) {
+		E.started = 1;
+		ac_econn_fail(why);
+		return;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (E.m = curl_multi_init()) == NULL) {
 		E.started = 1;

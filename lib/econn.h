@@ -2,9 +2,9 @@
 #ifndef ACCELCTL_ECONN_H
 #define ACCELCTL_ECONN_H
 
-#include <jansson.h>
 #include <poll.h>
 
+#include "etcdso.h"
 #include "etcdurl.h"
 
 /*
