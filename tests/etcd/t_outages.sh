@@ -125,6 +125,7 @@ testHelperKilledMidBarrier() {
 testLeaderKilledMidLoop() {
 	etcd_stop
 	etcd_start 3
+	assertEquals "three healthy members" 3 "$(etcdctl_ endpoint health 2>&1 | grep -c 'is healthy')"
 	local d; d=$(scratch)/lk; mkdir -p "$d"
 	(across 2 2 bash -c "$(generations "$d" 30 30s)") &
 	local i=0

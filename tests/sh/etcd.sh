@@ -11,14 +11,20 @@ etcd_start() {
 	command -v etcd >/dev/null || { echo "etcd not installed (Debian: etcd-server): skipped" >&2; exit "${SKIP:-77}"; }
 	ETCD_N=${1:-1}; shift || true
 	ETCD_ARGS="$*"
-	ETCD_DIR=$(scratch)/etcd
-	mkdir -p "$ETCD_DIR"
+	# A fresh directory each time: a member must not find another cluster's data.
+	ETCD_DIR=$(mktemp -d "$(scratch)/etcd.XXXXXX")
 	ETCD_SCHEME=${ETCD_SCHEME:-http}
-	local i cluster="" urls=""
+	local i cluster="" urls="" used=" "
+	etcd_port() {
+		local p
+		p=$(free_port)
+		while case $used in *" $p "*) true ;; *) false ;; esac; do p=$(free_port); done
+		used="$used$p "
+		echo "$p"
+	}
 	for i in $(seq 0 $((ETCD_N - 1))); do
-		ETCD_CPORT[i]=$(free_port)
-		ETCD_PPORT[i]=$(free_port)
-		while [ "${ETCD_PPORT[i]}" = "${ETCD_CPORT[i]}" ]; do ETCD_PPORT[i]=$(free_port); done
+		ETCD_CPORT[i]=$(etcd_port); used="$used${ETCD_CPORT[i]} "
+		ETCD_PPORT[i]=$(etcd_port); used="$used${ETCD_PPORT[i]} "
 		cluster="$cluster${cluster:+,}m$i=http://127.0.0.1:${ETCD_PPORT[i]}"
 		urls="$urls${urls:+,}127.0.0.1:${ETCD_CPORT[i]}"
 	done
