@@ -273,6 +273,12 @@ main(int argc, char **argv)
 #else
 		printf("hiredis: not compiled in (no Redis rendezvous)\n");
 #endif
+#if ACCELCTL_HAVE_ETCD
+		printf("etcd: etcd:// and etcds:// (v3 JSON gateway; the helper "
+		    "loads libcurl and jansson)\n");
+#else
+		printf("etcd: not compiled in (needs libcurl and jansson)\n");
+#endif
 #if ACCELCTL_HAVE_NCCL
 		printf("nccl: %s\n", ac_cuda_build_version());
 #else

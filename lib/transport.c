@@ -21,6 +21,10 @@
 #if ACCELCTL_HAVE_NCCL
 #include "xnccl.h"
 #endif
+#if ACCELCTL_HAVE_ETCD
+#include "etcdurl.h"
+#include "xetcd.h"
+#endif
 
 struct row {
 	const char	*name;
@@ -53,10 +57,46 @@ open_redis(struct ac_job *j, const struct ac_xstart *s, const struct ac_rdv **rd
 static const char *const redis_schemes[] = { "redis", "unix", NULL };
 #endif
 
+#if ACCELCTL_HAVE_ETCD
+static const struct ac_xport *
+open_etcd(struct ac_job *j, const struct ac_xstart *s, const struct ac_rdv **rdv,
+    char *err, size_t errlen)
+{
+	struct ac_etcd_url u;
+	const struct ac_xport *x;
+
+	if (ac_etcd_parse_env(s->url, &u, err, errlen) == -1)
+		return NULL;
+	*rdv = NULL;	/* NCCL does not ride on etcd (yet) */
+	x = ac_xetcd_open(j, &u, s->runid);
+	explicit_bzero(&u, sizeof(u));
+	return x;
+}
+
+/* What every rank checks: the URL and ACCELCTL_ETCD_* files. */
+static int
+check_etcd(const char *url, const char *password_file, char *err,
+    size_t errlen)
+{
+	struct ac_etcd_url u;
+	int rc = ac_etcd_parse_env(url, &u, err, errlen);
+
+	(void)password_file;	/* etcd's is ACCELCTL_ETCD_PASSWORD_FILE */
+	explicit_bzero(&u, sizeof(u));
+	return rc;
+}
+
+static const char *const etcd_schemes[] = { "etcd", "etcds", NULL };
+#endif
+
 static const struct row rows[] = {
 #if ACCELCTL_HAVE_HIREDIS
 	{ "redis", redis_schemes, "redis://[user:password@]host:port[/db] or "
 	    "unix:///path", open_redis, ac_xredis_check, NULL },
+#endif
+#if ACCELCTL_HAVE_ETCD
+	{ "etcd", etcd_schemes, "etcd[s]://[user:password@]host:port[,host:port...]",
+	    open_etcd, check_etcd, NULL },
 #endif
 #if ACCELCTL_HAVE_NCCL
 	{ "nccl", NULL, NULL, NULL, NULL, ac_xnccl_open },

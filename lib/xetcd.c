@@ -1,0 +1,1221 @@
+/* xetcd.c: the etcd transport: arrivals, results, abort and the run identity as etcd v3 keys, over econn.c.
+ *
+ * Only node helpers talk to etcd. Per barrier generation each node sends one
+ * txn: if its arrival key does not exist yet (compare create_revision == 0),
+ * put it; either way read the generation's arrivals. The rest comes through
+ * one watch stream per helper, on the run's whole prefix, from the revision it
+ * last saw: other nodes' arrivals, results of --wait, broadcast and
+ * main-first, an abort, node names, a newer run. A barrier completes on each
+ * node when it has seen every node's arrival; every node computes the same
+ * result from the same keys (the lowest failing rank's status), so nothing
+ * else is written. One request per node per barrier, whatever the ranks.
+ *
+ * Keys (DESIGN-NOTES "The etcd rendezvous"): accelctl/JOB/run (the run
+ * counter) and, under accelctl/JOB/rRUN/: members/NODE, arr/KEY/GEN/NODE,
+ * done/KEY/GEN, abort, nodes/NODE, closed. Every key is put with this
+ * helper's lease, kept alive while the helper lives, so that a job's keys go
+ * away a TTL after its helpers did, without a TTL per key to refresh.
+ *
+ * What this node knows of a generation's arrivals carries, per node, the
+ * revision of the news: a txn's reading at revision R and a watch event at
+ * revision E may come in either order, and only the newer counts. After
+ * every reconnect the helper registers again and posts everything in flight
+ * (the txns are idempotent), and the watch resumes after the last revision
+ * it delivered; a compacted revision is read again instead.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "client.h"
+#include "coll.h"
+#include "duration.h"
+#include "econn.h"
+#include "kind.h"
+#include "xetcd.h"
+
+#define KEY_MAX 1024
+#define FAILS_SHOWN 40
+
+/* A barrier generation's arrivals, as this node has seen them. */
+struct arrivals {
+	struct arrivals	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	long long	*rev;		/* [nnodes] revision of the news */
+	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
+};
+
+static struct {
+	struct ac_job	*job;
+	struct ac_runid	*runid;
+	long		 ttl;		/* s, the lease's */
+	long long	 lease;		/* 0: none granted yet */
+	long		 next_keepalive;
+	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
+	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
+	int		 registered;
+	int		 pending;	/* registering */
+	int		 run_wait;	/* node 0 has not opened this launch's run */
+	long		 retry_reg;
+	long		 fresh_run;	/* joined fresh, not opened; or 0 */
+	int		 progressed;
+	long long	 last_rev;	/* the watch delivered up to here */
+	long		 watch_run;	/* the run last_rev belongs to */
+	char		**nodes;	/* [nnodes] "host: ranks ..." */
+	struct arrivals	*arr;
+} X;
+
+struct req {
+	char	key[AC_KEY_MAX];
+	int64_t	gen;
+};
+
+static void sweep(void);
+static void session(void);
+static void x_want(struct ac_job *j, struct ac_coll *c);
+
+static int
+ready(void)
+{
+	return X.registered && ac_econn_up();
+}
+
+/* --- JSON of etcd's gateway --- */
+
+static json_t *
+b64(const char *s, size_t n)
+{
+	char *e = ac_b64_encode(s, n);
+	json_t *j = e != NULL ? json_string(e) : NULL;
+
+	free(e);
+	return j;
+}
+
+static json_t *
+b64s(const char *s)
+{
+	return b64(s, strlen(s));
+}
+
+static json_t *
+i64(long long v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%lld", v);
+	return json_string(s);
+}
+
+/* The end of the range of keys that start with PREFIX. */
+static json_t *
+prefix_end(const char *prefix)
+{
+	char end[KEY_MAX + 64];
+	size_t n = strlen(prefix);
+
+	memcpy(end, prefix, n + 1);
+	end[n - 1]++;		/* prefixes end in '/': '0' follows */
+	return b64(end, n);
+}
+
+static json_t *
+op_put(const char *key, const void *v, size_t len)
+{
+	json_t *put = json_pack("{s:o, s:o}", "key", b64s(key), "value",
+	    b64(v, len));
+
+	if (put != NULL && X.lease != 0)
+		json_object_set_new(put, "lease", i64(X.lease));
+	return json_pack("{s:o}", "request_put", put);
+}
+
+static json_t *
+op_range(const char *key, int prefix)
+{
+	json_t *r = json_pack("{s:o}", "key", b64s(key));
+
+	if (r != NULL && prefix)
+		json_object_set_new(r, "range_end", prefix_end(key));
+	return json_pack("{s:o}", "request_range", r);
+}
+
+static json_t *
+cmp_absent(const char *key)
+{
+	return json_pack("{s:o, s:s, s:s, s:s}", "key", b64s(key), "target",
+	    "CREATE", "result", "EQUAL", "create_revision", "0");
+}
+
+static json_t *
+cmp_mod(const char *key, long long rev)
+{
+	return json_pack("{s:o, s:s, s:s, s:o}", "key", b64s(key), "target",
+	    "MOD", "result", "EQUAL", "mod_revision", i64(rev));
+}
+
+static json_t *
+txn(json_t *compare, json_t *success, json_t *failure)
+{
+	return json_pack("{s:o, s:o, s:o}", "compare", compare, "success",
+	    success, "failure", failure);
+}
+
+/* The kvs of response I of a txn reply (or of a range reply when I < 0). */
+static json_t *
+kvs_of(json_t *reply, int i)
+{
+	json_t *r = reply;
+
+	if (i >= 0)
+		r = json_object_get(json_object_get(json_array_get(
+		    json_object_get(reply, "responses"), (size_t)i),
+		    "response_range"), "kvs");
+	else
+		r = json_object_get(reply, "kvs");
+	return json_is_array(r) ? r : NULL;
+}
+
+static long long
+revision_of(json_t *reply)
+{
+	return ac_json_i64(json_object_get(reply, "header"), "revision");
+}
+
+/* A kv's key (NUL-terminated, malloc()ed) and value. */
+static char *
+kv_field(json_t *kv, const char *field, size_t *len)
+{
+	const char *s = json_string_value(json_object_get(kv, field));
+	size_t n;
+
+	if (s == NULL) {	/* proto3 JSON leaves out an empty value */
+		*len = 0;
+		return strdup("");
+	}
+	n = strlen(s);
+	return ac_b64_decode(s, n, len);
+}
+
+/* --- keys --- */
+
+static void
+keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
+{
+	if (key == NULL)
+		snprintf(buf, len, "%s%s", X.prefix, kind);
+	else
+		snprintf(buf, len, "%s%s/%s/%" PRId64 "/", X.prefix, kind, key, gen);
+}
+
+static void
+arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
+{
+	char kind[AC_KEY_MAX + 64];
+
+	snprintf(kind, sizeof(kind), "arr/%s/%" PRId64 "/%ld", key, gen, node);
+	keyname(buf, len, kind, NULL, 0);
+}
+
+static void
+done_key(char *buf, size_t len, const char *key, int64_t gen)
+{
+	char kind[AC_KEY_MAX + 48];
+
+	snprintf(kind, sizeof(kind), "done/%s/%" PRId64, key, gen);
+	keyname(buf, len, kind, NULL, 0);
+}
+
+static void
+node_key(char *buf, size_t len, const char *kind, long run, long node)
+{
+	snprintf(buf, len, "%sr%ld/%s/%ld", X.base, run, kind, node);
+}
+
+/* --- results --- */
+
+/* "R status\nfailed\npayload" or "L" (the source died), into coll.c. */
+static void
+deliver(const char *key, int64_t gen, const char *v, size_t len)
+{
+	struct ac_result r = { 0 };
+	const char *nl1, *nl2;
+	char failed[512];
+
+	X.progressed = 1;
+	if (len == 1 && v[0] == 'L') {
+		r.lost = 1;
+		ac_job_remote_done(X.job, key, gen, &r);
+		return;
+	}
+	if (len < 2 || v[0] != 'R' || (nl1 = memchr(v, '\n', len)) == NULL ||
+	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
+		return;
+	r.status = strtoll(v + 2, NULL, 10);
+	snprintf(failed, sizeof(failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
+	r.failed = failed;
+	r.payload = (const uint8_t *)nl2 + 1;
+	r.paylen = len - (size_t)(nl2 + 1 - v);
+	ac_job_remote_done(X.job, key, gen, &r);
+}
+
+static struct arrivals *
+arrivals_of(const char *key, int64_t gen, int create)
+{
+	struct arrivals *a;
+	long nn = X.job->nnodes;
+
+	for (a = X.arr; a != NULL; a = a->next)
+		if (a->gen == gen && strcmp(a->key, key) == 0)
+			return a;
+	if (!create || (a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->rev = calloc((size_t)nn, sizeof(*a->rev));
+	a->fails = calloc((size_t)nn, sizeof(*a->fails));
+	if (a->rev == NULL || a->fails == NULL) {
+		free(a->rev);
+		free(a->fails);
+		free(a);
+		return NULL;
+	}
+	snprintf(a->key, sizeof(a->key), "%s", key);
+	a->gen = gen;
+	a->next = X.arr;
+	X.arr = a;
+	return a;
+}
+
+static void
+free_arrivals(struct arrivals *a)
+{
+	for (struct arrivals **p = &X.arr; *p != NULL; p = &(*p)->next)
+		if (*p == a) {
+			*p = a->next;
+			break;
+		}
+	for (long n = 0; n < X.job->nnodes; n++)
+		free(a->fails[n]);
+	free(a->fails);
+	free(a->rev);
+	free(a);
+}
+
+struct fail {
+	long long	rank, status;
+};
+
+static int
+by_rank(const void *a, const void *b)
+{
+	const struct fail *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/*
+ * Every node's arrival is in: the result, as every node computes it from the
+ * same keys: 0, or the lowest failing rank's status, and the failing ranks.
+ */
+static void
+complete(struct arrivals *a)
+{
+	struct fail *f = NULL;
+	size_t nf = 0, cap = 0, n = 0;
+	char text[512];
+	struct ac_result r = { 0 };
+
+	for (long node = 0; node < X.job->nnodes; node++)
+		for (const char *p = a->fails[node]; p != NULL && *p != '\0';) {
+			char *end;
+			long long rank = strtoll(p, &end, 10), status;
+
+			if (end == p || *end != ':')
+				break;
+			status = strtoll(end + 1, &end, 10);
+			if (nf == cap) {
+				struct fail *g = realloc(f, (cap = cap ? 2 * cap : 16) *
+				    sizeof(*f));
+
+				if (g == NULL)
+					break;
+				f = g;
+			}
+			f[nf].rank = rank;
+			f[nf++].status = status;
+			for (p = end; *p == ' '; p++)
+				;
+		}
+	if (nf > 0)
+		qsort(f, nf, sizeof(*f), by_rank);
+	text[0] = '\0';
+	for (size_t i = 0; i < nf && i < FAILS_SHOWN && n < sizeof(text) - 48; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%lld (exit %lld)",
+		    i ? ", " : "", f[i].rank, f[i].status);
+	if (nf > FAILS_SHOWN && n < sizeof(text) - 32)
+		snprintf(text + n, sizeof(text) - n, ", and %zu more",
+		    nf - FAILS_SHOWN);
+	r.status = nf > 0 ? f[0].status : 0;
+	r.failed = text;
+	free(f);
+	X.progressed = 1;
+	ac_job_remote_done(X.job, a->key, a->gen, &r);
+}
+
+/* News of NODE's arrival at A as of revision REV: FAILS, or NULL (absent). */
+static void
+news(struct arrivals *a, long node, const char *fails, long long rev)
+{
+	if (node < 0 || node >= X.job->nnodes || rev < a->rev[node])
+		return;
+	a->rev[node] = rev;
+	free(a->fails[node]);
+	a->fails[node] = fails != NULL ? strdup(fails) : NULL;
+}
+
+/* What A says now: complete, or which nodes are missing. */
+static void
+settle(struct arrivals *a)
+{
+	struct ac_coll *c = ac_job_find(X.job, a->key, a->gen);
+	size_t n = 0;
+	long missing = 0;
+
+	if (c == NULL || c->done) {
+		free_arrivals(a);
+		return;
+	}
+	c->xmissing[0] = '\0';
+	for (long node = 0; node < X.job->nnodes; node++) {
+		if (a->fails[node] != NULL)
+			continue;
+		missing++;
+		if (n < sizeof(c->xmissing) - 24)
+			n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
+			    "%s%ld", n ? ", " : "", node);
+	}
+	if (missing == 0) {
+		complete(a);
+		free_arrivals(a);
+	}
+}
+
+/* The arrivals of a barrier we wait at, if we do. */
+static struct arrivals *
+tracked(const char *key, int64_t gen)
+{
+	struct ac_coll *c = ac_job_find(X.job, key, gen);
+
+	if (c == NULL || c->done || c->op != AC_OP_BARRIER || !ac_coll_cross(X.job, c))
+		return NULL;
+	return arrivals_of(key, gen, 1);
+}
+
+/* --- the collective steps --- */
+
+static struct req *
+new_req(const struct ac_coll *c)
+{
+	struct req *r = malloc(sizeof(*r));
+
+	if (r != NULL) {
+		snprintf(r->key, sizeof(r->key), "%s", c->key);
+		r->gen = c->gen;
+	}
+	return r;
+}
+
+static void
+on_ignore(json_t *reply, void *priv)
+{
+	(void)reply;
+	free(priv);
+}
+
+/* Node of an arrival key ".../arr/KEY/GEN/NODE". */
+static long
+node_of(const char *k)
+{
+	const char *slash = strrchr(k, '/');
+
+	return slash != NULL ? atol(slash + 1) : -1;
+}
+
+static void
+on_arrive(json_t *reply, void *priv)
+{
+	struct req *r = priv;
+	struct arrivals *a;
+	json_t *kvs, *kv;
+	long long rev;
+	size_t i;
+
+	if (reply != NULL && (a = tracked(r->key, r->gen)) != NULL) {
+		rev = revision_of(reply);
+		/* The arrivals at REV: those listed, and no others. */
+		for (long node = 0; node < X.job->nnodes; node++)
+			news(a, node, NULL, rev);
+		kvs = kvs_of(reply, json_is_true(json_object_get(reply,
+		    "succeeded")) ? 1 : 0);
+		json_array_foreach(kvs, i, kv) {
+			size_t kl, vl;
+			char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+
+			if (k != NULL && v != NULL)
+				news(a, node_of(k), v, rev);
+			free(k);
+			free(v);
+		}
+		settle(a);
+	}
+	free(r);
+}
+
+/* This node's ranks all arrived at barrier C: one txn posts and reads. */
+static void
+x_arrive(struct ac_job *j, struct ac_coll *c)
+{
+	char mine[KEY_MAX], gen[KEY_MAX], fails[4096];
+	size_t n = 0;
+	struct req *r;
+
+	if (!ready() || (r = new_req(c)) == NULL)
+		return;		/* sweep() posts it once registered */
+	fails[0] = '\0';
+	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
+		if (c->status[l] != 0)
+			n += (size_t)snprintf(fails + n, sizeof(fails) - n,
+			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
+			    j->rank_of[l] : l), (long long)c->status[l]);
+	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
+	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
+	if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]", cmp_absent(mine)),
+	    json_pack("[o, o]", op_put(mine, fails, n), op_range(gen, 1)),
+	    json_pack("[o]", op_range(gen, 1))), on_arrive, r) == -1)
+		free(r);
+}
+
+/* A local source's result (or death): one put that every node watches. */
+static void
+x_publish(struct ac_job *j, struct ac_coll *c)
+{
+	char key[KEY_MAX], head[600], *value;
+	size_t hlen, vlen;
+	json_t *put;
+
+	(void)j;
+	if (!ready())
+		return;
+	done_key(key, sizeof(key), c->key, c->gen);
+	if (c->src == AC_SRC_LOST)
+		hlen = (size_t)snprintf(head, sizeof(head), "L");
+	else
+		hlen = (size_t)snprintf(head, sizeof(head), "R %lld\n%s\n",
+		    (long long)c->result, c->failed);
+	vlen = hlen + (c->src == AC_SRC_LOST ? 0 : c->paylen);
+	if ((value = malloc(vlen + 1)) == NULL)
+		return;
+	memcpy(value, head, hlen);
+	if (vlen > hlen)
+		memcpy(value + hlen, c->payload, c->paylen);
+	put = op_put(key, value, vlen);
+	free(value);
+	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]", put),
+	    json_array()), on_ignore, NULL);
+}
+
+static void
+on_want(json_t *reply, void *priv)
+{
+	struct req *r = priv;
+	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+
+	if (kv != NULL) {
+		size_t vl;
+		char *v = kv_field(kv, "value", &vl);
+
+		if (v != NULL)
+			deliver(r->key, r->gen, v, vl);
+		free(v);
+	}
+	free(r);
+}
+
+/* A result op whose source may be on another node: is it written? If not,
+ * the watch brings it. */
+static void
+x_want(struct ac_job *j, struct ac_coll *c)
+{
+	char key[KEY_MAX];
+	struct req *r;
+
+	(void)j;
+	if (!ready() || (r = new_req(c)) == NULL)
+		return;
+	done_key(key, sizeof(key), c->key, c->gen);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+	    on_want, r) == -1)
+		free(r);
+}
+
+static void
+put_simple(const char *key, const char *value)
+{
+	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+	    op_put(key, value, strlen(value))), json_array()), on_ignore, NULL);
+}
+
+static void
+x_abort(struct ac_job *j)
+{
+	char key[KEY_MAX];
+
+	if (!ready() || j->aborted == NULL)
+		return;
+	keyname(key, sizeof(key), "abort", NULL, 0);
+	put_simple(key, j->aborted);
+}
+
+static void
+on_get_abort(json_t *reply, void *priv)
+{
+	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+
+	(void)priv;
+	if (kv != NULL) {
+		size_t vl;
+		char *v = kv_field(kv, "value", &vl);
+
+		if (v != NULL)
+			ac_job_abort_remote(X.job, v);
+		free(v);
+	}
+}
+
+/* This node's host and ranks, for the other nodes' messages and status. */
+static void
+x_hello(struct ac_job *j)
+{
+	char key[KEY_MAX], host[128], info[4096];
+	size_t n;
+
+	for (long l = 0; l < j->lsize; l++)
+		if (j->rank_of[l] < 0)
+			return;
+	if (!ready())
+		return;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	n = (size_t)snprintf(info, sizeof(info), "%s: rank%s", host,
+	    j->lsize > 1 ? "s" : "");
+	for (long l = 0; l < j->lsize && n < sizeof(info) - 24; l++)
+		n += (size_t)snprintf(info + n, sizeof(info) - n, "%s %lld",
+		    l ? "," : "", (long long)j->rank_of[l]);
+	node_key(key, sizeof(key), "nodes", X.runid->run, j->node);
+	put_simple(key, info);
+}
+
+static const char *
+x_node(long node)
+{
+	return X.nodes != NULL && node >= 0 && node < X.job->nnodes ?
+	    X.nodes[node] : NULL;
+}
+
+static void
+set_node(long node, const char *info)
+{
+	if (X.nodes == NULL || node < 0 || node >= X.job->nnodes)
+		return;
+	free(X.nodes[node]);
+	X.nodes[node] = info != NULL ? strdup(info) : NULL;
+}
+
+static void
+on_nodes(json_t *reply, void *priv)
+{
+	json_t *kv;
+	size_t i;
+
+	(void)priv;
+	json_array_foreach(kvs_of(reply, -1), i, kv) {
+		size_t kl, vl;
+		char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+
+		if (k != NULL && v != NULL)
+			set_node(node_of(k), v);
+		free(k);
+		free(v);
+	}
+}
+
+/* --- the watch --- */
+
+/*
+ * Node 0 opened a newer run: ours is closed. A helper that joined it fresh,
+ * before node 0 of its own launch opened that one, and saw nothing complete
+ * there, was in an earlier launch's run by mistake: it registers again.
+ */
+static void
+closed(void)
+{
+	int waiting = 0;
+
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next)
+		if (ac_coll_cross(X.job, c) && !c->done && c->waiters > 0)
+			waiting = 1;
+	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed ||
+	    !waiting)
+		return;
+	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
+	    "joining node 0's", X.runid->run, X.job->id);
+	X.fresh_run = 0;
+	X.runid->run = 0;
+	X.registered = 0;
+	session();
+}
+
+/* One event: a key under the run's prefix was put or deleted. */
+static void
+event(json_t *ev)
+{
+	json_t *kv = json_object_get(ev, "kv");
+	int del = json_is_string(json_object_get(ev, "type")) &&
+	    strcmp(json_string_value(json_object_get(ev, "type")), "DELETE") == 0;
+	long long rev = ac_json_i64(kv, "mod_revision");
+	size_t kl, vl, plen = strlen(X.prefix);
+	char *k = kv_field(kv, "key", &kl), *v = del ? strdup("") :
+	    kv_field(kv, "value", &vl), key[AC_KEY_MAX];
+	const char *rest;
+	long long gen;
+	long node;
+
+	if (del)
+		vl = 0;
+	if (rev > X.last_rev)
+		X.last_rev = rev;
+	if (k == NULL || v == NULL || strncmp(k, X.prefix, plen) != 0)
+		goto out;
+	rest = k + plen;
+	if (strncmp(rest, "arr/", 4) == 0 &&
+	    sscanf(rest + 4, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
+		struct arrivals *a = tracked(key, gen);
+
+		if (a != NULL) {
+			news(a, node, del ? NULL : v, rev);
+			settle(a);
+		}
+	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
+	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
+		deliver(key, gen, v, vl);
+	else if (strcmp(rest, "abort") == 0 && !del)
+		ac_job_abort_remote(X.job, v);
+	else if (strncmp(rest, "nodes/", 6) == 0)
+		set_node(atol(rest + 6), del ? NULL : v);
+	else if (strcmp(rest, "closed") == 0 && !del)
+		closed();
+out:
+	free(k);
+	free(v);
+}
+
+static void
+on_watch(json_t *msg)
+{
+	json_t *res = json_object_get(msg, "result"), *ev;
+	long long compacted = ac_json_i64(res, "compact_revision");
+	size_t i;
+
+	if (res == NULL || !X.registered)
+		return;
+	if (compacted > 0) {
+		/* Our revision is gone: read everything again, then watch on. */
+		long long now = revision_of(res);
+
+		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
+		    "kept %lld); reading again", X.last_rev + 1, compacted);
+		X.last_rev = now;
+		ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request",
+		    "key", b64s(X.prefix), "range_end", prefix_end(X.prefix),
+		    "start_revision", i64(now + 1)));
+		sweep();
+		return;
+	}
+	json_array_foreach(json_object_get(res, "events"), i, ev)
+		event(ev);
+}
+
+/* Watch the run's prefix from after the last revision we saw (REG: the
+ * registration's, when there is none, or when etcd restarted empty). */
+static void
+watch_from(long long reg)
+{
+	long long from = X.watch_run == X.runid->run && X.last_rev > 0 &&
+	    X.last_rev <= reg ? X.last_rev + 1 : reg + 1;
+
+	X.watch_run = X.runid->run;
+	X.last_rev = from - 1;
+	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
+	    b64s(X.prefix), "range_end", prefix_end(X.prefix), "start_revision",
+	    i64(from)));
+}
+
+/* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
+static void
+sweep(void)
+{
+	struct ac_job *j = X.job;
+	char key[KEY_MAX];
+
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
+		/* A local source's result, released here before we were
+		 * registered: the other nodes have not seen it yet. */
+		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_RESULT &&
+		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
+			x_publish(j, c);
+		if (!ac_coll_cross(j, c) || c->done)
+			continue;
+		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
+			x_arrive(j, c);
+		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
+		    c->src == AC_SRC_LOST))
+			x_publish(j, c);
+		else if (c->op == AC_OP_RESULT)
+			x_want(j, c);
+	}
+	/* Results seen last: nodes still waiting for them must find them. */
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
+		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
+		    k->last_done->done && k->last_done->op == AC_OP_RESULT &&
+		    (k->last_done->src == AC_SRC_DONE || k->last_done->src == AC_SRC_LOST))
+			x_publish(j, k->last_done);
+	if (j->aborted != NULL)
+		x_abort(j);
+	else {
+		keyname(key, sizeof(key), "abort", NULL, 0);
+		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+		    on_get_abort, NULL);
+	}
+	x_hello(j);
+	keyname(key, sizeof(key), "nodes/", NULL, 0);
+	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", b64s(key),
+	    "range_end", prefix_end(key)), on_nodes, NULL);
+}
+
+/* --- the run's registration (DESIGN-NOTES "Run identity") --- */
+
+static void
+registered(long run, int fresh, long long rev)
+{
+	X.pending = 0;
+	X.run_wait = 0;
+	if (run != X.runid->run) {
+		if (X.runid->run != 0)
+			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
+		X.runid->run = run;
+		if (X.runid->save != NULL)
+			X.runid->save(X.runid);
+	}
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, run);
+	X.registered = 1;
+	if (fresh)
+		X.fresh_run = run;
+	ac_econn_healthy();
+	watch_from(rev);
+	X.next_keepalive = ac_now_ms() + X.ttl * 1000 / 3;
+	sweep();
+}
+
+static void
+wait_for_node0(long run)
+{
+	X.pending = 0;
+	ac_econn_healthy();
+	if (!X.run_wait)
+		ac_helper_log("rendezvous: waiting for node 0 to open this "
+		    "launch's run of job %s (the newest, %ld, is not ours)",
+		    X.job->id, run);
+	X.run_wait = 1;
+	X.retry_reg = ac_now_ms() + 250;
+}
+
+struct reg {
+	long		cur;		/* the counter as read */
+	long long	mod;		/* its mod_revision (0: absent) */
+	long		run;		/* the run asked for */
+};
+
+static struct reg R;
+
+static void
+nonce_str(char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
+}
+
+/* The reply to putting our member key in run R.run (or finding it). */
+static void
+on_member(json_t *reply, void *priv)
+{
+	char nonce[24], why[600];
+	json_t *kv;
+
+	(void)priv;
+	if (reply == NULL) {
+		X.pending = 0;
+		return;
+	}
+	if (json_is_true(json_object_get(reply, "succeeded"))) {
+		registered(R.run, X.runid->run == 0 && X.job->node != 0,
+		    revision_of(reply));
+		return;
+	}
+	kv = json_array_get(kvs_of(reply, 0), 0);
+	if (X.runid->run == 0 && X.job->node != 0) {
+		/* Fresh, not node 0: our place in the newest run is taken
+		 * (an earlier launch's run), or the counter moved: ask again. */
+		if (kv != NULL)
+			wait_for_node0(R.run);
+		else {
+			X.pending = 0;
+			session();
+		}
+		return;
+	}
+	if (kv != NULL) {
+		size_t vl;
+		char *v = kv_field(kv, "value", &vl);
+
+		nonce_str(nonce, sizeof(nonce));
+		if (v != NULL && strcmp(v, nonce) == 0) {
+			free(v);
+			registered(R.run, 0, revision_of(reply));
+			return;
+		}
+		free(v);
+	}
+	X.pending = 0;
+	snprintf(why, sizeof(why), "node %ld's place in run %ld of job %s was "
+	    "taken by another helper (a second run under the same "
+	    "ACCELCTL_JOB_ID?)", X.job->node, R.run, X.job->id);
+	ac_econn_fail(why);
+}
+
+static void
+put_member(long run)
+{
+	char member[KEY_MAX], counter[KEY_MAX], nonce[24];
+	json_t *cmp;
+
+	R.run = run;
+	node_key(member, sizeof(member), "members", run, X.job->node);
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	nonce_str(nonce, sizeof(nonce));
+	cmp = json_pack("[o]", cmp_absent(member));
+	/* A fresh node joins the newest run only while it is the newest. */
+	if (X.runid->run == 0)
+		json_array_append_new(cmp, cmp_mod(counter, R.mod));
+	if (ac_econn_call("/v3/kv/txn", txn(cmp, json_pack("[o]", op_put(member,
+	    nonce, strlen(nonce))), json_pack("[o]", op_range(member, 0))),
+	    on_member, NULL) == -1)
+		X.pending = 0;
+}
+
+/* Node 0 opened run R.cur + 1 (or lost the race to another of its kind). */
+static void
+on_open(json_t *reply, void *priv)
+{
+	(void)priv;
+	if (reply == NULL) {
+		X.pending = 0;
+		return;
+	}
+	if (!json_is_true(json_object_get(reply, "succeeded"))) {
+		X.pending = 0;
+		session();	/* the counter moved: read it again */
+		return;
+	}
+	registered(R.cur + 1, 0, revision_of(reply));
+}
+
+/* A helper that knows its run raised the counter to it (etcd lost it). */
+static void
+on_raise(json_t *reply, void *priv)
+{
+	(void)priv;
+	if (reply == NULL) {
+		X.pending = 0;
+		return;
+	}
+	if (!json_is_true(json_object_get(reply, "succeeded"))) {
+		X.pending = 0;
+		session();
+		return;
+	}
+	put_member(X.runid->run);
+}
+
+static void
+on_counter(json_t *reply, void *priv)
+{
+	char counter[KEY_MAX], member[KEY_MAX], closed_key[KEY_MAX], nonce[24];
+	char v[24];
+	json_t *kv;
+	long known = X.runid->run;
+
+	(void)priv;
+	if (reply == NULL) {
+		X.pending = 0;
+		return;
+	}
+	kv = json_array_get(kvs_of(reply, -1), 0);
+	R.cur = 0;
+	R.mod = 0;
+	if (kv != NULL) {
+		size_t vl;
+		char *s = kv_field(kv, "value", &vl);
+
+		R.cur = s != NULL ? atol(s) : 0;
+		R.mod = ac_json_i64(kv, "mod_revision");
+		free(s);
+	}
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	if (known > 0) {
+		if (R.cur >= known) {
+			put_member(known);
+			return;
+		}
+		snprintf(v, sizeof(v), "%ld", known);
+		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
+		    cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
+		    strlen(v))), json_array()), on_raise, NULL) == -1)
+			X.pending = 0;
+		return;
+	}
+	if (X.job->node == 0) {
+		json_t *ops;
+
+		/* Open the next run; tell the nodes of the one before. */
+		snprintf(v, sizeof(v), "%ld", R.cur + 1);
+		node_key(member, sizeof(member), "members", R.cur + 1, 0);
+		nonce_str(nonce, sizeof(nonce));
+		ops = json_pack("[o, o]", op_put(counter, v, strlen(v)),
+		    op_put(member, nonce, strlen(nonce)));
+		if (R.cur > 0) {
+			snprintf(closed_key, sizeof(closed_key), "%sr%ld/closed",
+			    X.base, R.cur);
+			json_array_append_new(ops, op_put(closed_key, "1", 1));
+		}
+		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
+		    cmp_mod(counter, R.mod)), ops, json_array()), on_open,
+		    NULL) == -1)
+			X.pending = 0;
+		return;
+	}
+	if (R.cur == 0) {
+		wait_for_node0(0);
+		return;
+	}
+	put_member(R.cur);
+}
+
+static void
+on_grant(json_t *reply, void *priv)
+{
+	(void)priv;
+	if (reply == NULL) {
+		X.pending = 0;
+		return;
+	}
+	X.lease = ac_json_i64(reply, "ID");
+	if (X.lease == 0) {
+		X.pending = 0;
+		ac_econn_reset("lease/grant: no lease in the reply");
+		return;
+	}
+	X.pending = 0;
+	session();
+}
+
+/* Register this helper in its run (at every connect). The reply watches
+ * and posts everything again. */
+static void
+session(void)
+{
+	char counter[KEY_MAX];
+
+	if (!ac_econn_up() || X.pending)
+		return;
+	X.pending = 1;
+	X.registered = 0;
+	if (X.lease == 0) {
+		if (ac_econn_call("/v3/lease/grant", json_pack("{s:o}", "TTL",
+		    i64(X.ttl)), on_grant, NULL) == -1)
+			X.pending = 0;
+		return;
+	}
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key",
+	    b64s(counter)), on_counter, NULL) == -1)
+		X.pending = 0;
+}
+
+/* --- econn.c's hooks --- */
+
+static void
+on_ready(void)
+{
+	X.registered = 0;
+	X.pending = 0;
+	session();
+}
+
+static void
+on_lease_lost(void)
+{
+	ac_helper_log("rendezvous: etcd lost this helper's lease; granting "
+	    "another and posting everything again");
+	X.lease = 0;
+}
+
+static void
+on_keepalive(json_t *reply, void *priv)
+{
+	json_t *res = json_object_get(reply, "result");
+
+	(void)priv;
+	if (reply == NULL)
+		return;
+	/* A lease that expired comes back with no TTL. */
+	if (ac_json_i64(res != NULL ? res : reply, "TTL") <= 0) {
+		on_lease_lost();
+		ac_econn_reset("the lease expired");
+	}
+}
+
+/* --- the transport's loop hooks --- */
+
+static long
+x_timer(long now)
+{
+	long next;
+
+	/* Arrivals of barriers no longer waited at here. */
+	for (struct arrivals *a = X.arr, *n; a != NULL; a = n) {
+		struct ac_coll *c = ac_job_find(X.job, a->key, a->gen);
+
+		n = a->next;
+		if (c == NULL || c->done)
+			free_arrivals(a);
+	}
+	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
+	    now >= X.retry_reg)
+		session();
+	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
+		X.next_keepalive = now + X.ttl * 1000 / 3;
+		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
+		    i64(X.lease)), on_keepalive, NULL);
+	}
+	/* Last: what we sent above set libcurl's timer. */
+	next = ac_econn_timer(now);
+	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
+	    (next < 0 || X.retry_reg - now < next))
+		next = X.retry_reg > now ? X.retry_reg - now : 0;
+	if (ready() && X.lease != 0 && (next < 0 || X.next_keepalive - now < next))
+		next = X.next_keepalive > now ? X.next_keepalive - now : 0;
+	return next;
+}
+
+static void
+x_describe(char *buf, size_t len)
+{
+	int final;
+	const char *down = ac_econn_down(&final);
+
+	if (down == NULL && X.run_wait)
+		snprintf(buf, len, "etcd (%s, waiting for node 0 to open this "
+		    "launch's run)", ac_econn_where());
+	else if (down == NULL)
+		snprintf(buf, len, "etcd (%s, run %ld)", ac_econn_where(),
+		    X.runid->run);
+	else
+		snprintf(buf, len, "etcd (%s: %s)", final ? "failed" : "down", down);
+}
+
+/*
+ * The helper exits: the arrivals it posted at barriers that did not complete
+ * are withdrawn, so that a later launch that joins this run by mistake cannot
+ * pass on them (as xredis.c does). A helper that replaces this one posts
+ * them again from the journal.
+ */
+static void
+withdraw_all(void)
+{
+	char key[KEY_MAX];
+
+	if (!ready())
+		return;
+	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
+		    c->narrived < X.job->lsize)
+			continue;
+		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
+		if (ac_econn_sync("/v3/kv/deleterange", json_pack("{s:o}", "key",
+		    b64s(key)), 1000) == -1)
+			return;
+	}
+}
+
+static void
+x_stop(void)
+{
+	withdraw_all();
+	ac_econn_stop();
+	while (X.arr != NULL)
+		free_arrivals(X.arr);
+	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
+		free(X.nodes[n]);
+	free(X.nodes);
+	X.nodes = NULL;
+}
+
+static const struct ac_xport xport = {
+	.name = "etcd",
+	.fds = ac_econn_fds,
+	.events = ac_econn_events,
+	.timer = x_timer,
+	.describe = x_describe,
+	.down = ac_econn_down,
+	.stop = x_stop,
+	.arrive = x_arrive,
+	.publish = x_publish,
+	.want = x_want,
+	.abort = x_abort,
+	.hello = x_hello,
+	.node = x_node,
+	.expired = NULL,
+};
+
+static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };
+
+const struct ac_xport *
+ac_xetcd_open(struct ac_job *j, const struct ac_etcd_url *u,
+    struct ac_runid *rid)
+{
+	const char *ttl = getenv("ACCELCTL_ETCD_TTL");
+
+	memset(&X, 0, sizeof(X));
+	X.job = j;
+	X.runid = rid;
+	/* As Redis' key TTL: longer than any wait's deadline. */
+	X.ttl = ttl != NULL && atol(ttl) > 0 ? atol(ttl) : 86400;
+	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
+	snprintf(X.base, sizeof(X.base), "accelctl/%s/", j->id);
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, rid->run);
+	ac_econn_start(u, &hooks);
+	return &xport;
+}

@@ -1,0 +1,143 @@
+# t_outages.sh: the etcd rendezvous under faults (ctest etcd.outages): an endpoint list with a dead
+# member first, etcd unreachable (125 at the deadline, never before), etcd
+# restarted with its data under a waiting barrier (the watch resumes, no lost
+# wake-up), a compacted revision (read again), the leader of a 3-member
+# cluster killed mid-loop, a bad URL (exit 2 on every rank).
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/etcd.sh"
+
+oneTimeSetUp() {
+	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
+	etcd_start 1
+}
+oneTimeTearDown() { etcd_stop; }
+
+# across NODES RANKS ARGS...: accelctl launch on simulated nodes through etcd.
+across() {
+	local nodes=$1 ranks=$2; shift 2
+	run ACCELCTL_RENDEZVOUS="${RDV:-$ETCD_URL}" -- launch --nnodes "$nodes" -n "$ranks" --tag -- "$@"
+}
+
+testDeadEndpointFirst() {
+	local dead; dead=$(free_port)
+	RDV="etcd://127.0.0.1:$dead,$ETCD_ENDPOINTS" across 2 2 bash -c 'accelctl barrier --timeout 20s e; echo "rc=$?"'
+	assertEquals "every rank passed through the second endpoint" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+testUnreachableAtDeadline() {
+	local dead t0 t1; dead=$(free_port)
+	t0=$(date +%s%N)
+	RDV="etcd://127.0.0.1:$dead" across 2 1 bash -c 'accelctl barrier --timeout 2s u; echo "rc=$?"'
+	t1=$(date +%s%N)
+	assertEquals "both ranks exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$dead: "
+	assertTrue "not before the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -ge 2000 ]"
+}
+
+testBadUrlEveryRank() {
+	local u
+	for u in 'etcd://127.0.0.1' 'etcd://127.0.0.1:0' 'etcd://h:1/x' 'etcds://127.0.0.1:1'; do
+		RDV=$u across 2 1 bash -c 'accelctl barrier b; echo "rc=$?"'
+		assertEquals "$u: exit 2 on every rank" 2 "$(printf '%s\n' "$out" | grep -c 'rc=2$')"
+	done
+	assertContains "$err" "etcds:// needs ACCELCTL_ETCD_CACERT"
+}
+
+# etcd killed and started again with its data while node 0 waits; node 1
+# arrives after: the watch resumes after its last revision and wakes node 0.
+testRestartWithData() {
+	local d; d=$(scratch)/rs; mkdir -p "$d"
+	{ across 2 1 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			until [ -e '"$d"'/restarted ]; do sleep 0.05; done
+			date +%s%N >'"$d"'/arrive
+			accelctl barrier --timeout 30s r; echo "rc=$?"; exit
+		fi
+		(sleep 1; echo >'"$d"'/kill) &
+		accelctl barrier --timeout 30s r; r=$?; date +%s%N >'"$d"'/left; echo "rc=$r"'
+	printf '%s\n' "$out" >"$d/out"; } &
+	local i=0
+	until [ -e "$d/kill" ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	etcd_kill 0
+	sleep 0.5
+	etcd_member_start 0 existing
+	etcd_wait_up
+	echo >"$d/restarted"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "both passed" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertTrue "node 0 left after node 1 arrived" "[ $(cat "$d/left") -ge $(cat "$d/arrive") ]"
+}
+
+# The revision a helper's watch would resume from is compacted away while it
+# cannot reach etcd: it reads the run's state again and watches on.
+testCompactedRevision() {
+	local d; d=$(scratch)/cp; mkdir -p "$d"
+	{ across 2 1 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			until [ -e '"$d"'/compacted ]; do sleep 0.05; done
+			accelctl barrier --timeout 30s c; echo "rc=$?"; exit
+		fi
+		(sleep 1; cat $ACCELCTL_RUNTIME_DIR/*.pid >'"$d"'/node0) &
+		accelctl barrier --timeout 30s c; echo "rc=$?"
+		cp $ACCELCTL_RUNTIME_DIR/*.log '"$d"'/node0.log'
+	printf '%s\n' "$out" >"$d/out"; } &
+	local i=0 helper
+	until [ -s "$d/node0" ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	helper=$(cat "$d/node0")
+	kill -STOP "$helper"
+	etcd_kill 0
+	etcd_member_start 0 existing
+	etcd_wait_up
+	for i in 1 2 3 4 5; do etcdctl_ put "unrelated/$i" x >/dev/null; done
+	etcdctl_ compact "$(etcdctl_ endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')" >/dev/null
+	kill -CONT "$helper"
+	sleep 1
+	echo >"$d/compacted"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "both passed" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertContains "node 0 read again" "$(cat "$d/node0.log")" "was compacted"
+}
+
+# Node 0's helper is killed (SIGKILL) while its ranks wait and node 1 has not
+# arrived: a new helper replays the journal, stays in the run and posts again;
+# nobody leaves before node 1 arrives.
+testHelperKilledMidBarrier() {
+	local d; d=$(scratch)/hk; mkdir -p "$d"
+	across 2 2 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			until [ -e '"$d"'/killed ]; do sleep 0.05; done
+			sleep 0.5; date +%s%N >'"$d"'/arrive.$ACCELCTL_RANK
+			accelctl barrier --timeout 30s k; echo "rc=$?"; exit
+		fi
+		[ $ACCELCTL_LOCAL_RANK = 0 ] && (sleep 1; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); echo >'"$d"'/killed) &
+		accelctl barrier --timeout 30s k; r=$?; date +%s%N >'"$d"'/left.$ACCELCTL_RANK; echo "rc=$r"'
+	assertEquals "all four passed" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	local l first; first=$(cat "$d"/arrive.* | sort -n | head -1)
+	for l in "$d"/left.*; do
+		assertTrue "$(basename "$l") left after node 1 arrived" "[ $(cat "$l") -ge $first ]"
+	done
+}
+
+# Three members; the leader is killed while 2 nodes x 2 ranks pass 30
+# barriers: all complete, none early.
+testLeaderKilledMidLoop() {
+	etcd_stop
+	etcd_start 3
+	assertEquals "three healthy members" 3 "$(etcdctl_ endpoint health 2>&1 | grep -c 'is healthy')"
+	local d; d=$(scratch)/lk; mkdir -p "$d"
+	(across 2 2 bash -c "$(generations "$d" 30 30s)") &
+	local i=0
+	until [ "$(cat "$d"/r* 2>/dev/null | grep -c leave)" -ge 40 ] || [ $i -gt 400 ]; do sleep 0.02; i=$((i + 1)); done
+	local leader; leader=$(etcd_leader)
+	assertNotNull "a leader" "$leader"
+	etcd_kill "$leader"
+	wait
+	assertEquals "4 ranks x 30 barriers" 120 "$(cat "$d"/r* | grep -c leave)"
+	assertEquals "no generation released early" "" "$(early_releases "$d"/r*)"
+	etcd_stop
+	etcd_start 1
+}
+
+load_shunit2
