@@ -38,8 +38,8 @@ build-hiredis1/accelctl --version | grep -qx 'hiredis: 1\.2\.0' || {
 # The Redis suites and the fault suites (faults.*), then what else carries the
 # label "faults". An empty selection passes: ctest exits 0 when none matches.
 redis='^(sh\.(redis|redis_faults)|faults\..*)$'
-(cd build-hiredis1 && ctest --output-on-failure -R "$redis")
-(cd build-hiredis1 && ctest --output-on-failure -L '^faults$' -E "$redis")
+(cd build-hiredis1 && ctest --output-on-failure -j "$jobs" -R "$redis")
+(cd build-hiredis1 && ctest --output-on-failure -j "$jobs" -L '^faults$' -E "$redis")
 # The libFuzzer targets (tests/fuzz): clang, ASan+UBSan, each target fuzzed for
 # ACCELCTL_FUZZ_SECONDS (30) from the seed corpus and its regression inputs run
 # once. Only the targets are built; two run at a time.
