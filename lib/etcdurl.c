@@ -86,8 +86,15 @@ endpoint(struct ac_etcd_url *u, int i, const char *p, size_t n, char *err,
 		return -1;
 	}
 	u->port[i] = (int)v;
-	snprintf(u->where[i], sizeof(u->where[i]), strchr(u->host[i], ':') ?
-	    "[%s]:%d" : "%s:%d", u->host[i], u->port[i]);
+	{
+		/* Through a buffer of its own: GCC's -Wrestrict at -O3 cannot
+		 * tell u->where from u->host, both members of *u. */
+		char where[sizeof(u->where[i])];
+
+		snprintf(where, sizeof(where), strchr(u->host[i], ':') ?
+		    "[%s]:%d" : "%s:%d", u->host[i], u->port[i]);
+		memcpy(u->where[i], where, sizeof(where));
+	}
 	return 0;
 }
 
