@@ -106,7 +106,11 @@ orphan_job() {
 	sleep 1
 	pid=$(pgrep -P "$sh")
 	kill -9 "$sh"
-	while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	# Gone, or a zombie: it has exited, whenever its new parent reaps it.
+	while [ -n "$pid" ] && [ -e "/proc/$pid" ] &&
+	    [ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" != Z ] && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
 	LEFT=$i
 	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$d/rt" \
