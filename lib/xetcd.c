@@ -36,6 +36,7 @@
 #include "econn.h"
 #include "kind.h"
 #include "xetcd.h"
+#include "xvalue.h"
 
 #define KEY_MAX 1024
 #define FAILS_SHOWN 40
@@ -242,25 +243,12 @@ node_key(char *buf, size_t len, const char *kind, long run, long node)
 static void
 deliver(const char *key, int64_t gen, const char *v, size_t len)
 {
-	struct ac_result r = { 0 };
-	const char *nl1, *nl2;
+	struct ac_result r;
 	char failed[512];
 
 	X.progressed = 1;
-	if (len == 1 && v[0] == 'L') {
-		r.lost = 1;
+	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
-		return;
-	}
-	if (len < 2 || v[0] != 'R' || (nl1 = memchr(v, '\n', len)) == NULL ||
-	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
-		return;
-	r.status = strtoll(v + 2, NULL, 10);
-	snprintf(failed, sizeof(failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
-	r.failed = failed;
-	r.payload = (const uint8_t *)nl2 + 1;
-	r.paylen = len - (size_t)(nl2 + 1 - v);
-	ac_job_remote_done(X.job, key, gen, &r);
 }
 
 static struct arrivals *
@@ -502,25 +490,16 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char key[KEY_MAX], head[600], *value;
-	size_t hlen, vlen;
+	char key[KEY_MAX], *value;
+	size_t vlen;
 	json_t *put;
 
 	(void)j;
 	if (!ready())
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
-	if (c->src == AC_SRC_LOST)
-		hlen = (size_t)snprintf(head, sizeof(head), "L");
-	else
-		hlen = (size_t)snprintf(head, sizeof(head), "R %lld\n%s\n",
-		    (long long)c->result, c->failed);
-	vlen = hlen + (c->src == AC_SRC_LOST ? 0 : c->paylen);
-	if ((value = malloc(vlen + 1)) == NULL)
+	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
 		return;
-	memcpy(value, head, hlen);
-	if (vlen > hlen)
-		memcpy(value + hlen, c->payload, c->paylen);
 	put = op_put(key, value, vlen);
 	free(value);
 	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]", put),

@@ -37,6 +37,7 @@
 #include "num.h"
 #include "rconn.h"
 #include "xredis.h"
+#include "xvalue.h"
 
 /* Results up to this size travel inside the inbox entry; larger ones are fetched. */
 #define INLINE_MAX 4096
@@ -311,25 +312,12 @@ inbox_of(char *buf, size_t len, long node)
 static void
 deliver(const char *key, int64_t gen, const char *v, size_t len)
 {
-	struct ac_result r = { 0 };
-	const char *nl1, *nl2;
+	struct ac_result r;
 	char failed[512];
 
 	X.progressed = 1;
-	if (len == 1 && v[0] == 'L') {
-		r.lost = 1;
+	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
-		return;
-	}
-	if (len < 2 || v[0] != 'R' || (nl1 = memchr(v, '\n', len)) == NULL ||
-	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
-		return;
-	r.status = strtoll(v + 2, NULL, 10);
-	snprintf(failed, sizeof(failed), "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
-	r.failed = failed;
-	r.payload = (const uint8_t *)nl2 + 1;
-	r.paylen = len - (size_t)(nl2 + 1 - v);
-	ac_job_remote_done(X.job, key, gen, &r);
 }
 
 /* A script call in flight: what to send again as EVAL after NOSCRIPT. */
@@ -787,21 +775,12 @@ send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char head[600], *value, *entry;
-	size_t hlen, vlen, elen;
+	char *value, *entry;
+	size_t vlen, elen;
 
 	(void)j;
-	if (c->src == AC_SRC_LOST)
-		hlen = (size_t)snprintf(head, sizeof(head), "L");
-	else
-		hlen = (size_t)snprintf(head, sizeof(head), "R %lld\n%s\n",
-		    (long long)c->result, c->failed);
-	vlen = hlen + (c->src == AC_SRC_LOST ? 0 : c->paylen);
-	if ((value = malloc(vlen + 1)) == NULL)
+	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
 		return;
-	memcpy(value, head, hlen);
-	if (vlen > hlen)
-		memcpy(value + hlen, c->payload, c->paylen);
 	/* The inbox entry: "KEY GEN" and, when small, the value itself. */
 	elen = (size_t)snprintf(NULL, 0, "%s %" PRId64, c->key, c->gen);
 	if ((entry = malloc(elen + 2 + vlen)) == NULL) {
