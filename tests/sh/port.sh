@@ -1,10 +1,12 @@
 # port.sh: free_port, for the suites and scripts that start a server on loopback.
 
-# free_port: a loopback port nothing listens on.
+# free_port: a loopback port nothing listens on, below Linux's ephemeral range
+# (32768 and up by default): a port an outgoing connection holds answers no
+# connect, yet a server could not bind it.
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % 12000))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }
