@@ -216,6 +216,15 @@ ac_coll_cross(const struct ac_job *j, const struct ac_coll *c)
 	    (j->nnodes > 1 || j->xlocal);
 }
 
+int
+ac_job_waiting_across(const struct ac_job *j)
+{
+	for (const struct ac_coll *c = j->colls; c != NULL; c = c->next)
+		if (ac_coll_cross(j, c) && !c->done && c->waiters > 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Release C when this node has all it needs. Across nodes a barrier first
  * hands this node's outcome to the transport, which releases it later

@@ -66,6 +66,8 @@ struct ac_job {
 /* Is KEY a collective's key: "b:", "c:", "w:", "m:" or "k:", then 1 or more
  * of A-Z a-z 0-9 . _ : -? Everything else is refused, live and on replay. */
 int  ac_key_valid(const char *key);
+/* Does a rank of this node wait now at a collective across nodes? */
+int  ac_job_waiting_across(const struct ac_job *j);
 /* Does collective C span nodes (a job-wide wait of a multi-node job)? */
 int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
 /* Find the collective KEY/GEN, in flight or the last one released. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "etcdurl.h"
+#include "rdvurl.h"
 #include "num.h"
 
 #define USAGE "expected etcd://[user:password@]host:port[,host:port...] or etcds://..."
@@ -26,30 +27,6 @@ ac_etcd_scheme(const char *url)
 {
 	return url != NULL && (strncmp(url, "etcd://", 7) == 0 ||
 	    strncmp(url, "etcds://", 8) == 0);
-}
-
-static int
-read_password(const char *file, struct ac_etcd_url *u, char *err, size_t errlen)
-{
-	FILE *f = fopen(file, "r");
-	char line[sizeof(u->password) + 2];
-
-	if (f == NULL) {
-		snprintf(err, errlen, "cannot read ACCELCTL_ETCD_PASSWORD_FILE "
-		    "%.200s: %s", file, strerror(errno));
-		return -1;
-	}
-	if (fgets(line, sizeof(line), f) == NULL)
-		line[0] = '\0';
-	fclose(f);
-	line[strcspn(line, "\r\n")] = '\0';
-	if (strlen(line) >= sizeof(u->password)) {
-		snprintf(err, errlen, "the password in %.200s is too long", file);
-		return -1;
-	}
-	strcpy(u->password, line);
-	explicit_bzero(line, sizeof(line));
-	return 0;
 }
 
 /* One "host:port" or "[v6]:port" of length N at P into endpoint I. */
@@ -161,7 +138,9 @@ ac_etcd_parse(const char *url, const char *password_file, const char *cacert,
 		p = end + 1;
 	}
 	if (password_file != NULL && *password_file != '\0') {
-		if (read_password(password_file, u, err, errlen) == -1)
+		if (ac_read_password_file("ACCELCTL_ETCD_PASSWORD_FILE",
+		    password_file, u->password, sizeof(u->password), err,
+		    errlen) == -1)
 			return -1;
 		if (u->user[0] == '\0')
 			snprintf(u->user, sizeof(u->user), "root");

@@ -17,26 +17,29 @@ copy(char *dst, size_t len, const char *s, size_t n)
 	return 0;
 }
 
-static int
-read_password(const char *file, struct ac_rdv_url *u, char *err, size_t errlen)
+int
+ac_read_password_file(const char *var, const char *file, char *dst,
+    size_t len, char *err, size_t errlen)
 {
 	FILE *f = fopen(file, "r");
-	char line[sizeof(u->password) + 2];
+	char line[600];
 
 	if (f == NULL) {
-		snprintf(err, errlen, "cannot read ACCELCTL_REDIS_PASSWORD_FILE "
-		    "%.200s: %s", file, strerror(errno));
+		snprintf(err, errlen, "cannot read %s %.200s: %s", var, file,
+		    strerror(errno));
 		return -1;
 	}
 	if (fgets(line, sizeof(line), f) == NULL)
 		line[0] = '\0';
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
-	if (strlen(line) >= sizeof(u->password)) {
+	if (strlen(line) >= len) {
+		explicit_bzero(line, sizeof(line));
 		snprintf(err, errlen, "the password in %.200s is too long", file);
 		return -1;
 	}
-	strcpy(u->password, line);
+	memcpy(dst, line, strlen(line) + 1);
+	explicit_bzero(line, sizeof(line));
 	return 0;
 }
 
@@ -124,7 +127,9 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 		return -1;
 	}
 	if (password_file != NULL && *password_file != '\0' &&
-	    read_password(password_file, u, err, errlen) == -1)
+	    ac_read_password_file("ACCELCTL_REDIS_PASSWORD_FILE",
+	    password_file, u->password, sizeof(u->password), err,
+	    errlen) == -1)
 		return -1;
 	return 0;
 }

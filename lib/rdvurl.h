@@ -33,4 +33,12 @@ int ac_rdv_parse(const char *url, const char *password_file,
  */
 void ac_rdv_scrub(char *arg);
 
+/*
+ * The first line of FILE (named by variable VAR, for messages) into DST of
+ * LEN bytes: a password, for every rendezvous. 0, or -1 with a reason in ERR
+ * that never contains the password.
+ */
+int ac_read_password_file(const char *var, const char *file, char *dst,
+    size_t len, char *err, size_t errlen);
+
 #endif

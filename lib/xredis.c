@@ -875,14 +875,9 @@ on_get_abort(redisReply *reply, void *priv)
 static void
 closed(void)
 {
-	int waiting = 0;
-
 	/* A helper whose ranks all left has nothing to carry over: it stays. */
-	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next)
-		if (ac_coll_cross(X.job, c) && !c->done && c->waiters > 0)
-			waiting = 1;
 	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed ||
-	    !waiting)
+	    !ac_job_waiting_across(X.job))
 		return;
 	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
 	    "joining node 0's", X.runid->run, X.job->id);
