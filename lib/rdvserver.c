@@ -43,8 +43,9 @@
 /*
  * The commands of the job's ACL user: what the helpers send (lib/xredis.c:
  * AUTH is always allowed, SELECT, GET, HSET, HDEL, EXPIRE, HGETALL, BLPOP,
- * EVALSHA, EVAL after NOSCRIPT, SCRIPT LOAD) and what its scripts call (SET,
- * INCR, DEL, EXISTS, HSETNX, HEXISTS, HGET, HLEN, HKEYS, HVALS, RPUSH and,
+ * BITFIELD, EVALSHA, EVAL after NOSCRIPT, SCRIPT LOAD) and what its scripts
+ * call (SET, INCR, DEL, EXISTS, HSETNX, HEXISTS, HGET, HLEN, HKEYS, HVALS,
+ * SETBIT, BITCOUNT, RPUSH and,
  * from Redis 6.2, COPY: Redis checks a script's calls against the caller's
  * ACL); PING and INFO for "rendezvous start" and "status"; CLIENT
  * SETNAME/GETNAME/ID to name connections; SCRIPT EXISTS and, on Redis 7,
@@ -55,7 +56,7 @@ static const char acl_base[] =
     "+ping +select +info +client|setname +client|getname +client|id "
     "+eval +evalsha +script|load +script|exists "
     "+get +set +incr +del +exists +hset +hsetnx +hexists +hget +hdel +hlen "
-    "+hkeys +hvals +hgetall +rpush +blpop +expire";
+    "+hkeys +hvals +hgetall +rpush +blpop +expire +bitfield +setbit +bitcount";
 /* COPY came in Redis 6.2 (an ACL naming an unknown command is refused). */
 static const char acl_copy[] = " +copy";
 static const char acl_redis7[] =

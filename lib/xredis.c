@@ -1,13 +1,14 @@
 /* xredis.c: the Redis transport: collective scripts, inboxes and the run identity over rconn.c.
  *
  * Only node helpers talk to Redis (rconn.c holds the connections). Per
- * barrier generation each node sends one EVALSHA (a Lua script: record this
- * node's outcome, and when it is the last node, compute the result and push it
- * into every node's inbox) and pops one inbox entry: a constant number of
- * commands per node, whatever the ranks, and constant work in Redis per
- * node-arrival, whatever the nodes (issue 14): an arrival carries only this
- * node's key and values, adds a hash field and reads the hash's length; the
- * last arrival alone reads the failures and tells every node.
+ * barrier generation each node sends one command and pops one inbox entry: a
+ * constant number of commands per node, whatever the ranks, and constant work
+ * in Redis per node-arrival, whatever the nodes (issue 14). Most arrivals are
+ * one BITFIELD, which sets this node's bit in the generation's arrivals and
+ * raises their count, and answers both (no script: a Lua call costs several
+ * times the work it does); the first arrival (the run's check, the TTL), the
+ * last (the result, told to every node), a node with failures and a repeated
+ * post run a Lua script (EVALSHA) that does the rest.
  *
  * Keys: accelctl:{JOB}:rRUN:KIND:KEY:GEN. The {JOB} hash tag puts a job's
  * keys in one slot, so the scripts are valid on Redis Cluster (and may build
@@ -15,12 +16,12 @@
  * helper registered in (the register script below): a second run under the
  * same job id gets a new number, so it never meets the first run's state.
  * Every key has a TTL, refreshed while anything waits, and the generation in
- * every key name means none is ever reused. An arrival is a hash field per
- * node (HSETNX), so a repeated one cannot count twice. After any reconnect
- * (Redis restarted empty, FLUSHALL, a failover, a new helper) the helper
- * registers again and posts what it knows: its arrivals in flight, the
- * results it has seen last, and an abort; nothing passes early, because a
- * result is only written when every node's arrival is in the hash.
+ * every key name means none is ever reused. An arrival is a bit per node, so
+ * a repeated one cannot count twice. After any reconnect (Redis restarted
+ * empty, FLUSHALL, a failover, a new helper) the helper registers again and
+ * posts what it knows: its arrivals in flight, the results it has seen last,
+ * and an abort; nothing passes early, because a result is only written when
+ * every node's bit is set.
  */
 #include <hiredis/hiredis.h>
 
@@ -150,38 +151,52 @@ static struct script register_lua = { FANOUT_LUA
 "return {joined, run}\n", "" };
 
 /*
- * Lua: record this node's arrival; if it is the last, write the result and
- * tell every node. KEYS: arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV:
- * node, "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN
- * (the prefix is not sent again: bytes per arrival count). Returns {1,
- * result}, {0, nodes arrived}, or {2} when the run's registration is gone
- * (FLUSHALL, a failover to an empty replica): every node must post again.
+ * Lua: an arrival's work beyond the common case (see x_arrive): record it when
+ * the fast path did not (a node with failures, a repeated post), check the
+ * run when it is the first, write the result and tell every node when it is
+ * the last. KEYS: the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV:
+ * node, "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
+ * prefix is not sent again: bytes per arrival count), and what the fast path
+ * found: "first" (the node's bit was clear and the count was 1), "new" (clear,
+ * another count), "set" (the bit was set already), or "" when it did not run
+ * and the script records the arrival. Returns {1, result}, {0,
+ * nodes arrived}, or {2} when the run's registration is gone (FLUSHALL, a
+ * failover to an empty replica): every node must post again.
  *
- * Constant work per arrival: a hash field per node (HSETNX: arriving twice
- * cannot count twice) and its count (HLEN, which Redis keeps: no reading of
- * the other arrivals). Only the first arrival checks the run's registration
- * and sets the TTL (the keys of a barrier start with it: when Redis lost the
- * run, the next arrival anywhere is a first one); a repeated arrival (a
- * retry, the refresh of a long wait) refreshes the TTLs and gets the result
- * if written. The last arrival alone reads the failures (HVALS, once per
- * barrier), writes the result and tells every node.
+ * The arrivals are one string: a u32 count, then a bit per node (offset 32 +
+ * node). The bits are the truth; the count only says when to look at them:
+ * it is raised with every bit set and lowered only with a bit cleared, so it
+ * is never below the bits' number, and the arrival that sets the last bit sees
+ * a count of at least nnodes. The result is written only when BITCOUNT says
+ * every node is in (SET NX: two arrivals that both saw the count may both
+ * try). A node's failures, when it has any, are a field of the hash
+ * "fail:KEY:GEN", written in the same script that sets its bit; the last
+ * arrival reads them (HVALS, once per barrier, only the failed nodes).
  */
+#define ARRIVE_COUNT_BITS 32
 static struct script arrive_lua = { FANOUT_LUA
 "local ttl, nn = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
 "local p = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[5] - #ARGV[6] - 5)\n"
-"local done = p .. 'done:' .. ARGV[5] .. ':' .. ARGV[6]\n"
-"if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then\n"
-"  redis.call('EXPIRE', KEYS[1], ttl)\n"
-"  local v = redis.call('GET', done)\n"
-"  if v then redis.call('EXPIRE', done, ttl) return {1, v} end\n"
-"  return {0, redis.call('HLEN', KEYS[1])} end\n"
-"local n = redis.call('HLEN', KEYS[1])\n"
-"if n == 1 then\n"
-"  redis.call('EXPIRE', KEYS[1], ttl)\n"
-"  if redis.call('EXISTS', p .. 'members') == 0 then return {2} end end\n"
+"local tail = ARGV[5] .. ':' .. ARGV[6]\n"
+"local done, fk = p .. 'done:' .. tail, p .. 'fail:' .. tail\n"
+"local old = ARGV[7] == 'set' and 1 or 0\n"
+"if ARGV[7] == '' then\n"
+"  old = redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 1)\n"
+"  if old == 0 then redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, 1) end end\n"
+"if ARGV[2] ~= '' then\n"
+"  redis.call('HSET', fk, ARGV[1], ARGV[2]) redis.call('EXPIRE', fk, ttl) end\n"
+"redis.call('EXPIRE', KEYS[1], ttl)\n"
+"local v = redis.call('GET', done)\n"
+"if v then redis.call('EXPIRE', done, ttl) return {1, v} end\n"
+"local n = redis.call('BITCOUNT', KEYS[1], 4, -1)\n"
+/* The keys of a barrier start with its first arrival: when Redis lost the
+ * run, the next arrival anywhere is a first one. */
+"if (ARGV[7] == 'first' or ARGV[7] == '' and old == 0 and n == 1) and\n"
+"    redis.call('EXISTS', p .. 'members') == 0 then\n"
+"  return {2} end\n"
 "if n < nn then return {0, n} end\n"
 "local fails = {}\n"
-"for _, v in ipairs(redis.call('HVALS', KEYS[1])) do\n"
+"for _, v in ipairs(redis.call('HVALS', fk)) do\n"
 "  for r, s in string.gmatch(v, '(%d+):(%d+)') do\n"
 "    fails[#fails + 1] = {tonumber(r), s} end end\n"
 "table.sort(fails, function(a, b) return a[1] < b[1] end)\n"
@@ -191,21 +206,32 @@ static struct script arrive_lua = { FANOUT_LUA
 "  text[#text + 1] = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')' end\n"
 "if #fails > 40 then text[#text + 1] = 'and ' .. (#fails - 40) .. ' more' end\n"
 "local d = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
-/* Written already (a node withdrew and came back after the last arrival). */
+/* Written already (a node withdrew and came back after the last arrival, or
+ * two arrivals saw the count). */
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
 "  return {1, redis.call('GET', done)} end\n"
 "fanout(p, nn, ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
 "return {1, d}\n", "" };
 
 /* Lua: which nodes have arrived, for timeouts and status; read only while a
- * barrier waits (x_timer), never by an arrival. KEYS: arrivals. ARGV: nnodes,
- * "1" for the whole list. Returns {count} or {count, nodes}: the list only
- * when few nodes are missing or when asked, so that early looks at a barrier
- * that waits for most of 1,000 nodes stay cheap. */
+ * barrier waits (x_timer), never by an arrival. KEYS: arrivals. ARGV: ttl.
+ * Returns {count, the arrivals' string} (a bit per node: 125 bytes for 1,000
+ * nodes). It also sets the TTL, which the first arrival's script sets unless
+ * its helper died between the fast path and the script. */
 static struct script look_lua = {
-"local n = redis.call('HLEN', KEYS[1])\n"
-"if ARGV[2] ~= '1' and tonumber(ARGV[1]) - n > 64 then return {n} end\n"
-"return {n, redis.call('HKEYS', KEYS[1])}\n", "" };
+"if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then return {0, ''} end\n"
+"return {redis.call('BITCOUNT', KEYS[1], 4, -1), redis.call('GET', KEYS[1])}\n",
+"" };
+
+/* Lua: a node withdraws its arrival (its helper exits while the barrier
+ * waits). KEYS: the arrivals, the failures. ARGV: node. Its bit is cleared
+ * and the count lowered with it, never one without the other. */
+#define WITHDRAW_LUA \
+"if redis.call('EXISTS', KEYS[1]) == 1 and\n" \
+"    redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 0) == 1 then\n" \
+"  redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, -1) end\n" \
+"redis.call('HDEL', KEYS[2], ARGV[1])\n" \
+"return 1\n"
 
 /* Lua: a result op's outcome, if written. KEYS: done, the run's members.
  * Returns {1, value}, {0} (not yet: the inbox will say), or {2} (the run's
@@ -480,6 +506,16 @@ on_ignore(redisReply *reply, void *priv)
 	free(priv);
 }
 
+/* Is NODE's bit set in the arrivals' string V (Redis numbers bits from
+ * the most significant of the first byte)? */
+static int
+arrived_bit(const char *v, size_t len, long node)
+{
+	size_t bit = (size_t)ARRIVE_COUNT_BITS + (size_t)node;
+
+	return bit / 8 < len && ((unsigned char)v[bit / 8] & (0x80u >> bit % 8));
+}
+
 /* Which nodes are missing, for timeouts and status. */
 static void
 note_missing(struct ac_coll *c, const redisReply *v)
@@ -488,13 +524,8 @@ note_missing(struct ac_coll *c, const redisReply *v)
 
 	c->xmissing[0] = '\0';
 	for (long node = 0; node < X.job->nnodes; node++) {
-		int seen = 0;
-
-		for (size_t k = 0; k < v->elements; k++)
-			if (v->element[k]->type == REDIS_REPLY_STRING &&
-			    atol(v->element[k]->str) == node)
-				seen = 1;
-		if (seen || n >= sizeof(c->xmissing) - 24)
+		if (arrived_bit(v->str, v->len, node) ||
+		    n >= sizeof(c->xmissing) - 24)
 			continue;
 		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
 		    "%s%ld", n ? ", " : "", node);
@@ -510,8 +541,6 @@ note_missing(struct ac_coll *c, const redisReply *v)
  */
 #define LOOK_FIRST_MS	250
 #define LOOK_MAX_MS	10000
-/* From this delay on a look asks for the whole list, however long. */
-#define LOOK_FULL_MS	1000
 
 static void
 look_soon(void)
@@ -531,7 +560,7 @@ on_look(redisReply *reply, void *priv)
 	struct ac_coll *c;
 
 	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
-	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING &&
 	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
 		note_missing(c, reply->element[1]);
 	free(r);
@@ -539,9 +568,10 @@ on_look(redisReply *reply, void *priv)
 
 /*
  * Remember that this node's arrival at C went to Redis (NCCL posts only the
- * barriers that wait long): those are the ones a look is about.
+ * barriers that wait long): those are the ones a look is about. 1 when this
+ * helper had posted it before.
  */
-static void
+static int
 note_posted(const struct ac_coll *c)
 {
 	struct req **pp = &X.posted, *p;
@@ -550,7 +580,7 @@ note_posted(const struct ac_coll *c)
 		const struct ac_coll *o = ac_job_find(X.job, p->key, p->gen);
 
 		if (p->gen == c->gen && strcmp(p->key, c->key) == 0)
-			return;
+			return 1;
 		if (o == NULL || o->done) {
 			*pp = p->next;		/* released: the list stays short */
 			free(p);
@@ -561,19 +591,19 @@ note_posted(const struct ac_coll *c)
 		p->next = X.posted;
 		X.posted = p;
 	}
+	return 0;
 }
 
 /* Look at every barrier this node posted and still waits at; 1 if any. */
 static int
 look(void)
 {
-	char arr[KEY_MAX], nn[24];
-	const char *keys[1] = { arr }, *args[2] = { nn, NULL };
+	char arr[KEY_MAX], ttl[24];
+	const char *keys[1] = { arr }, *args[1] = { ttl };
 	struct req **pp = &X.posted, *p;
 	int any = 0;
 
-	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
-	args[1] = X.look_delay >= LOOK_FULL_MS ? "1" : "0";
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	while ((p = *pp) != NULL) {
 		struct ac_coll *c = ac_job_find(X.job, p->key, p->gen);
 		struct req *r;
@@ -590,7 +620,7 @@ look(void)
 		if ((r = new_req(c)) == NULL)
 			continue;
 		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-		run(&look_lua, on_look, r, 1, keys, 2, args, NULL);
+		run(&look_lua, on_look, r, 1, keys, 1, args, NULL);
 	}
 	return any;
 }
@@ -647,18 +677,16 @@ on_arrive(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* This node's ranks all arrived at barrier C: post this node's outcome. */
+/* The arrive script for C (see arrive_lua); SEEN: what the fast path found,
+ * or "" when the script records the arrival. */
 static void
-x_arrive(struct ac_job *j, struct ac_coll *c)
+arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
+    const char *seen)
 {
 	char arr[KEY_MAX], node[24], ttl[24], gen[24], fails[4096];
-	const char *keys[1] = { arr }, *args[6];
+	const char *keys[1] = { arr }, *args[7];
 	size_t n = 0;
-	struct req *r;
 
-	if (!ready() || (r = new_req(c)) == NULL)
-		return;	/* sweep() posts it once connected */
-	note_posted(c);
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
@@ -675,7 +703,78 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	args[3] = nnodes_arg();
 	args[4] = c->key;
 	args[5] = gen;
-	run(&arrive_lua, on_arrive, r, 1, keys, 6, args, NULL);
+	args[6] = seen;
+	run(&arrive_lua, on_arrive, r, 1, keys, 7, args, NULL);
+}
+
+/* Did every local rank of C exit 0? */
+static int
+all_ok(const struct ac_job *j, const struct ac_coll *c)
+{
+	for (long l = 0; l < j->lsize; l++)
+		if (c->status[l] != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * The fast path's reply: {the node's bit before, the count}. Most arrivals
+ * are neither the first nor the last and end here; the first (the run's
+ * check, the TTL), a count that says every node may be in, and a bit that
+ * was set already go on to the script.
+ */
+static void
+on_fast(redisReply *reply, void *priv)
+{
+	struct req *r = priv;
+	const struct ac_coll *c = ac_job_find(X.job, r->key, r->gen);
+	long long old, count;
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
+	    reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_INTEGER ||
+	    reply->element[1]->type != REDIS_REPLY_INTEGER || c == NULL || c->done) {
+		free(r);	/* down: the sweep after the reconnect posts it again */
+		return;
+	}
+	old = reply->element[0]->integer;
+	count = reply->element[1]->integer;
+	if (old == 0 && count > 1 && count < X.job->nnodes) {
+		look_soon();	/* which nodes are missing: later */
+		free(r);
+		return;
+	}
+	arrive_script(X.job, c, r, old != 0 ? "set" : count == 1 ? "first" :
+	    "new");
+}
+
+/*
+ * This node's ranks all arrived at barrier C: post this node's outcome.
+ *
+ * The fast path, for a node whose ranks all exited 0 posting for the first
+ * time: one BITFIELD that sets the node's bit and raises the count, and
+ * answers both, at a fraction of a script's cost (issue 14: what Redis does
+ * per node-arrival decides how many nodes one Redis serves). Everything else
+ * (a node with failures, whose failures must land with its bit; a repeated
+ * post after a reconnect or for a long wait's refresh) is the script.
+ */
+static void
+x_arrive(struct ac_job *j, struct ac_coll *c)
+{
+	char arr[KEY_MAX], bit[24];
+	const char *argv[10] = { "BITFIELD", arr, "SET", "u1", bit, "1",
+	    "INCRBY", "u32", "0", "1" };
+	struct req *r;
+
+	if (!ready() || (r = new_req(c)) == NULL)
+		return;	/* sweep() posts it once connected */
+	if (note_posted(c) || !all_ok(j, c)) {
+		arrive_script(j, c, r, "");
+		return;
+	}
+	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+	snprintf(bit, sizeof(bit), "%ld", ARRIVE_COUNT_BITS + j->node);
+	if (ac_rconn_cmd(on_fast, r, 10, argv, NULL) == -1)
+		free(r);
 }
 
 /*
@@ -1370,8 +1469,8 @@ x_describe(char *buf, size_t len)
 static void
 withdraw_all(void)
 {
-	char arr[KEY_MAX], node[24];
-	const char *argv[3] = { "HDEL", arr, node };
+	char arr[KEY_MAX], fail[KEY_MAX], node[24];
+	const char *argv[6] = { "EVAL", WITHDRAW_LUA, "2", arr, fail, node };
 
 	if (!X.registered)
 		return;
@@ -1381,7 +1480,8 @@ withdraw_all(void)
 		    c->narrived < X.job->lsize)
 			continue;
 		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-		if (ac_rconn_sync(3, argv, NULL, 1000) == -1)
+		keyname(fail, sizeof(fail), "fail", c->key, c->gen);
+		if (ac_rconn_sync(6, argv, NULL, 1000) == -1)
 			return;
 	}
 }
