@@ -1,7 +1,8 @@
 /* rconn.c: the helper's two connections to one Redis server: dial, AUTH/SELECT, backoff, reconnect.
  *
- * One connection carries commands, the other sits in BLPOP on this node's
- * inbox, so that a release wakes the helper without polling. Both are hiredis
+ * One connection carries commands, the other sits in XREAD BLOCK on the run's
+ * stream of events, from the last entry it read, so that a release wakes the
+ * helper without polling. Both are hiredis
  * async contexts driven by the helper's own poll(2) loop through hiredis'
  * event hooks: we only record what hiredis wants, and the loop asks.
  *
@@ -68,7 +69,7 @@ static struct {
 	int			 healthy;	/* the user's set-up succeeded */
 	int			 reset;		/* close both at the next safe point */
 	int			 closing;	/* closing on purpose: not a failure */
-	int			 blocked;	/* a BLPOP is pending */
+	int			 blocked;	/* an XREAD is pending */
 	int			 attempts;
 	long			 retry_at;
 	int			 fatal;
@@ -78,7 +79,8 @@ static struct {
 	char			 logged[1024];	/* the last reason logged */
 	long			 logged_at;
 	int			 down_logged;	/* no "connected" logged since */
-	char			 key[1024];	/* the blocking read's list */
+	char			 key[1024];	/* the blocking read's stream */
+	char			 cursor[64];	/* the last entry read from it */
 } R;
 
 static const int index_of[2] = { CMD, BLK };
@@ -395,10 +397,15 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
 	return 0;
 }
 
+/*
+ * XREAD's answer: {{stream, {{id, {field, value, ...}}, ...}}}. Every entry
+ * goes to the user's hook, in order; the cursor moves past it, so the next
+ * read starts where this one ended.
+ */
 static void
 on_block(redisAsyncContext *ac, void *r, void *priv)
 {
-	redisReply *reply = r;
+	redisReply *reply = r, *ents;
 
 	(void)ac;
 	(void)priv;
@@ -413,9 +420,25 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 			went_down(reply->str);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-	    reply->element[1]->type == REDIS_REPLY_STRING && R.h->entry != NULL)
-		R.h->entry(reply->element[1]->str, reply->element[1]->len);
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
+	    reply->element[0]->type == REDIS_REPLY_ARRAY &&
+	    reply->element[0]->elements == 2 &&
+	    (ents = reply->element[0]->element[1])->type == REDIS_REPLY_ARRAY)
+		for (size_t i = 0; i < ents->elements; i++) {
+			redisReply *e = ents->element[i], *f;
+
+			if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+			    e->element[0]->type != REDIS_REPLY_STRING ||
+			    e->element[0]->len >= sizeof(R.cursor))
+				continue;
+			memcpy(R.cursor, e->element[0]->str, e->element[0]->len);
+			R.cursor[e->element[0]->len] = '\0';
+			f = e->element[1];
+			if (f->type == REDIS_REPLY_ARRAY && f->elements == 2 &&
+			    f->element[1]->type == REDIS_REPLY_STRING &&
+			    R.h->entry != NULL)
+				R.h->entry(f->element[1]->str, f->element[1]->len);
+		}
 	issue_block();
 }
 
@@ -424,22 +447,27 @@ issue_block(void)
 {
 	if (!R.up || R.reset || R.blocked || R.key[0] == '\0' || R.ac[BLK] == NULL)
 		return;
-	if (redisAsyncCommand(R.ac[BLK], on_block, NULL, "BLPOP %s 0", R.key) ==
-	    REDIS_OK)
+	if (redisAsyncCommand(R.ac[BLK], on_block, NULL,
+	    "XREAD BLOCK 0 STREAMS %s %s", R.key, R.cursor) == REDIS_OK)
 		R.blocked = 1;
 }
 
 void
 ac_rconn_block(const char *key)
 {
-	if (strcmp(R.key, key) != 0 && R.blocked) {
-		/* A read of the old list is pending: start over on the new one. */
-		snprintf(R.key, sizeof(R.key), "%s", key);
-		went_down("the blocking read changed lists");
+	if (strcmp(R.key, key) == 0) {
+		issue_block();
 		return;
 	}
+	/* A new stream is read from its start (entries posted before we
+	 * listened are ours too); a read of the old one that is pending
+	 * starts over on the new one. */
 	snprintf(R.key, sizeof(R.key), "%s", key);
-	issue_block();
+	snprintf(R.cursor, sizeof(R.cursor), "0-0");
+	if (R.blocked)
+		went_down("the blocking read changed streams");
+	else
+		issue_block();
 }
 
 int

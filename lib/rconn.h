@@ -20,7 +20,7 @@ typedef void ac_rconn_cb(struct redisReply *reply, void *priv);
 struct ac_rconn_hooks {
 	/* Both connections are connected and set up (again): post everything. */
 	void	(*ready)(void);
-	/* An entry popped from the blocking read's list. */
+	/* An entry read from the blocking read's stream (its field's value). */
 	void	(*entry)(const char *v, size_t len);
 };
 
@@ -59,9 +59,10 @@ int  ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
 int  ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
     const char **argv, const size_t *len);
 /*
- * The blocking read: BLPOP KEY 0 on the second connection, issued again after
- * every entry, after an error reply and after every reconnect; a new KEY
- * replaces the old one from the next issue on.
+ * The blocking read: XREAD BLOCK 0 STREAMS KEY CURSOR on the second
+ * connection, issued again after every answer, after an error reply and after
+ * every reconnect, from the last entry read; a new KEY is read from its start
+ * and replaces the old one from the next issue on.
  */
 void ac_rconn_block(const char *key);
 

@@ -42,23 +42,21 @@
 
 /*
  * The commands of the job's ACL user: what the helpers send (lib/xredis.c:
- * AUTH is always allowed, SELECT, GET, HSET, HDEL, EXPIRE, HGETALL, BLPOP,
- * BITFIELD, EVALSHA, EVAL after NOSCRIPT, SCRIPT LOAD) and what its scripts
- * call (SET, INCR, DEL, EXISTS, HSETNX, HEXISTS, HGET, HLEN, HKEYS, HVALS,
- * SETBIT, BITCOUNT, RPUSH and,
- * from Redis 6.2, COPY: Redis checks a script's calls against the caller's
- * ACL); PING and INFO for "rendezvous start" and "status"; CLIENT
- * SETNAME/GETNAME/ID to name connections; SCRIPT EXISTS and, on Redis 7,
- * FUNCTION LOAD/LIST and FCALL, so that another way of sending a script
- * needs no new ACL. Keys: the accelctl:* prefix only. See DESIGN-NOTES.md.
+ * AUTH is always allowed, SELECT, GET, HSET, EXISTS, EXPIRE, HGETALL,
+ * BITFIELD, XREAD, EVALSHA, EVAL after NOSCRIPT and for a withdrawal, SCRIPT
+ * LOAD) and what its scripts call (SET, INCR, GET, EXISTS, EXPIRE, HSET,
+ * HSETNX, HEXISTS, HGET, HDEL, HVALS, SETBIT, BITFIELD, BITCOUNT, XADD: Redis
+ * checks a script's calls against the caller's ACL); PING and INFO for
+ * "rendezvous start" and "status"; CLIENT SETNAME/GETNAME/ID to name
+ * connections; SCRIPT EXISTS and, on Redis 7, FUNCTION LOAD/LIST and FCALL,
+ * so that another way of sending a script needs no new ACL. Keys: the
+ * accelctl:* prefix only. See DESIGN-NOTES.md.
  */
 static const char acl_base[] =
     "+ping +select +info +client|setname +client|getname +client|id "
     "+eval +evalsha +script|load +script|exists "
-    "+get +set +incr +del +exists +hset +hsetnx +hexists +hget +hdel +hlen "
-    "+hkeys +hvals +hgetall +rpush +blpop +expire +bitfield +setbit +bitcount";
-/* COPY came in Redis 6.2 (an ACL naming an unknown command is refused). */
-static const char acl_copy[] = " +copy";
+    "+get +set +incr +del +exists +expire +hset +hsetnx +hexists +hget +hdel "
+    "+hlen +hkeys +hvals +hgetall +bitfield +setbit +bitcount +xadd +xread";
 static const char acl_redis7[] =
     " +function|load +function|list +fcall +fcall_ro";
 
@@ -229,9 +227,7 @@ static void
 config(const struct ac_rdv_conf *c, int port, char *buf, size_t len)
 {
 	char hash[65], dir[1100];
-	int minor = 0;
 
-	(void)sscanf(c->version, "%*d.%d", &minor);
 	ac_sha256_hex(c->password, strlen(c->password), hash);
 	quoted(dir, sizeof(dir), c->dir);
 	snprintf(buf, len,
@@ -250,9 +246,8 @@ config(const struct ac_rdv_conf *c, int port, char *buf, size_t len)
 	    "maxmemory-policy noeviction\n"
 	    "tcp-keepalive 60\n"
 	    "user default off resetpass resetkeys -@all\n"
-	    "user %s on #%s ~accelctl:* -@all %s%s%s\n",
+	    "user %s on #%s ~accelctl:* -@all %s%s\n",
 	    c->bind, port, dir, AC_RDV_USER, hash, acl_base,
-	    c->major > 6 || minor >= 2 ? acl_copy : "",
 	    c->major >= 7 ? acl_redis7 : "");
 	explicit_bzero(hash, sizeof(hash));
 }

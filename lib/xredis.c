@@ -1,18 +1,20 @@
-/* xredis.c: the Redis transport: collective scripts, inboxes and the run identity over rconn.c.
+/* xredis.c: the Redis transport: arrivals, scripts, the run's event stream and run identity over rconn.c.
  *
  * Only node helpers talk to Redis (rconn.c holds the connections). Per
- * barrier generation each node sends one command and pops one inbox entry: a
+ * barrier generation each node sends one command and reads one entry of the
+ * run's stream of events (XREAD BLOCK, from its own cursor): a
  * constant number of commands per node, whatever the ranks, and constant work
  * in Redis per node-arrival, whatever the nodes (issue 14). Most arrivals are
  * one BITFIELD, which sets this node's bit in the generation's arrivals and
  * raises their count, and answers both (no script: a Lua call costs several
- * times the work it does); the first arrival (the run's check, the TTL), the
- * last (the result, told to every node), a node with failures and a repeated
- * post run a Lua script (EVALSHA) that does the rest.
+ * times the work it does); the first arrival adds two plain commands (the
+ * run's check, the TTL); the last (the result, told to every node with one
+ * entry in the run's stream), a node with failures and a repeated post run a
+ * Lua script (EVALSHA) that does the rest.
  *
  * Keys: accelctl:{JOB}:rRUN:KIND:KEY:GEN. The {JOB} hash tag puts a job's
  * keys in one slot, so the scripts are valid on Redis Cluster (and may build
- * the names of every node's inbox themselves). RUN is the run this node's
+ * the names of the run's keys themselves). RUN is the run this node's
  * helper registered in (the register script below): a second run under the
  * same job id gets a new number, so it never meets the first run's state.
  * Every key has a TTL, refreshed while anything waits, and the generation in
@@ -40,7 +42,7 @@
 #include "xredis.h"
 #include "xvalue.h"
 
-/* Results up to this size travel inside the inbox entry; larger ones are fetched. */
+/* Results up to this size travel inside the stream's entry; larger ones are fetched. */
 #define INLINE_MAX 4096
 #define KEY_MAX 1024
 
@@ -87,29 +89,19 @@ struct script {
 };
 
 /*
- * Lua, part of the scripts that tell every node: push entry E into inbox
- * 0..NN-1 of the run whose keys start with P. The names are built here from P
- * and NN (all share the job's {JOB} hash tag, so one slot): an arrival does not
- * carry every node's inbox name. One list is made with E and a TTL, and
- * COPYed into each inbox: one command per node, and the copy keeps the TTL
- * (an inbox that exists already gets E pushed and its TTL refreshed). COPY
- * is Redis 6.2; an older server gets RPUSH and EXPIRE for every node.
+ * Lua, part of the scripts that tell every node: add entry E to the run's
+ * stream of events (keys starting with P), which every node's helper reads
+ * with its own cursor (XREAD BLOCK): one call per result, whatever the nodes,
+ * where a list per node took one per node. Capped at about EVENTS_MAX
+ * entries: a helper connected reads on at once, and one that was not posts
+ * everything again when it reconnects (sweep), which brings back what a
+ * trimmed entry said. NN is not needed any more (the entry is not per node).
  */
 #define FANOUT_LUA \
 "local function fanout(p, nn, e, ttl)\n" \
-"  local f = p .. 'fanout'\n" \
-"  if redis.call('RPUSH', f, e) > 1 then\n" \
-"    redis.call('DEL', f) redis.call('RPUSH', f, e) end\n" \
-"  redis.call('EXPIRE', f, ttl)\n" \
-"  local copy = true\n" \
-"  for i = 0, nn - 1 do\n" \
-"    local box, ok = p .. 'inbox:' .. i, 0\n" \
-"    if copy then\n" \
-"      ok = redis.pcall('COPY', f, box)\n" \
-"      if type(ok) ~= 'number' then copy, ok = false, 0 end end\n" \
-"    if ok == 0 then redis.call('RPUSH', box, e)\n" \
-"      redis.call('EXPIRE', box, ttl) end end\n" \
-"  redis.call('DEL', f)\n" \
+"  local s = p .. 'events'\n" \
+"  redis.call('XADD', s, 'MAXLEN', '~', 1000, '*', 'e', e)\n" \
+"  redis.call('EXPIRE', s, ttl)\n" \
 "end\n"
 
 /*
@@ -121,7 +113,7 @@ struct script {
  * A helper that knows its run stays in it (Redis may have lost the counter:
  * it is raised again); {0, run} when its node's place there was taken by
  * another lineage. A fresh node 0 opens the next run, and tells the nodes of
- * the run before it that it is closed ('C' in their inboxes): {1, run}. A
+ * the run before it that it is closed ('C' in its stream): {1, run}. A
  * fresh other node joins the newest run when its place there is free: {3,
  * run}; when it is taken, that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again.
@@ -153,15 +145,17 @@ static struct script register_lua = { FANOUT_LUA
 /*
  * Lua: an arrival's work beyond the common case (see x_arrive): record it when
  * the fast path did not (a node with failures, a repeated post), check the
- * run when it is the first, write the result and tell every node when it is
- * the last. KEYS: the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV:
- * node, "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
+ * run when it is the first, write the result and tell every node (one entry
+ * in the run's stream) when it is the last. KEYS:
+ * the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV: node,
+ * "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
  * prefix is not sent again: bytes per arrival count), and what the fast path
- * found: "first" (the node's bit was clear and the count was 1), "new" (clear,
- * another count), "set" (the bit was set already), or "" when it did not run
- * and the script records the arrival. Returns {1, result}, {0,
- * nodes arrived}, or {2} when the run's registration is gone (FLUSHALL, a
- * failover to an empty replica): every node must post again.
+ * found: "new" (the node's bit was clear), "set" (it was set already), or ""
+ * when it did not run and the script records the arrival (the fast path's
+ * first arrival does its checks with plain commands: first_checks()).
+ * Returns {1, result}, {0, nodes arrived}, or {2} when the run's
+ * registration is gone (FLUSHALL, a failover to an empty replica): every node
+ * must post again.
  *
  * The arrivals are one string: a u32 count, then a bit per node (offset 32 +
  * node). The bits are the truth; the count only says when to look at them:
@@ -191,7 +185,7 @@ static struct script arrive_lua = { FANOUT_LUA
 "local n = redis.call('BITCOUNT', KEYS[1], 4, -1)\n"
 /* The keys of a barrier start with its first arrival: when Redis lost the
  * run, the next arrival anywhere is a first one. */
-"if (ARGV[7] == 'first' or ARGV[7] == '' and old == 0 and n == 1) and\n"
+"if ARGV[7] == '' and old == 0 and n == 1 and\n"
 "    redis.call('EXISTS', p .. 'members') == 0 then\n"
 "  return {2} end\n"
 "if n < nn then return {0, n} end\n"
@@ -213,16 +207,6 @@ static struct script arrive_lua = { FANOUT_LUA
 "fanout(p, nn, ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
 "return {1, d}\n", "" };
 
-/* Lua: which nodes have arrived, for timeouts and status; read only while a
- * barrier waits (x_timer), never by an arrival. KEYS: arrivals. ARGV: ttl.
- * Returns {count, the arrivals' string} (a bit per node: 125 bytes for 1,000
- * nodes). It also sets the TTL, which the first arrival's script sets unless
- * its helper died between the fast path and the script. */
-static struct script look_lua = {
-"if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then return {0, ''} end\n"
-"return {redis.call('BITCOUNT', KEYS[1], 4, -1), redis.call('GET', KEYS[1])}\n",
-"" };
-
 /* Lua: a node withdraws its arrival (its helper exits while the barrier
  * waits). KEYS: the arrivals, the failures. ARGV: node. Its bit is cleared
  * and the count lowered with it, never one without the other. */
@@ -234,7 +218,7 @@ static struct script look_lua = {
 "return 1\n"
 
 /* Lua: a result op's outcome, if written. KEYS: done, the run's members.
- * Returns {1, value}, {0} (not yet: the inbox will say), or {2} (the run's
+ * Returns {1, value}, {0} (not yet: the stream will say), or {2} (the run's
  * registration is gone: every node must post again). */
 static struct script want_lua = {
 "if redis.call('EXISTS', KEYS[2]) == 0 then return {2} end\n"
@@ -243,13 +227,13 @@ static struct script want_lua = {
 "return {0}\n", "" };
 
 /* Lua: Redis lost the run's state: every node registers and posts again
- * ('S' in every inbox). ARGV: the run's key prefix, nnodes, ttl. */
+ * ('S' in the run's stream). ARGV: the run's key prefix, nnodes, ttl. */
 static struct script resync_lua = { FANOUT_LUA
 "fanout(ARGV[1], tonumber(ARGV[2]), 'S', tonumber(ARGV[3]))\n"
 "return 1\n", "" };
 
 /* Lua: write a result (or an abort) and tell every node. KEYS: the result
- * key. ARGV: value, ttl, inbox entry, the run's key prefix, nnodes. */
+ * key. ARGV: value, ttl, the stream's entry, the run's key prefix, nnodes. */
 static struct script publish_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
@@ -261,7 +245,7 @@ static struct script publish_lua = { FANOUT_LUA
  * ttl, the run's key prefix, nnodes. A node that joined before (its helper
  * was restarted) cannot rejoin a communicator the others hold: it turns NCCL
  * off for the run. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the
- * inbox comes when node 0 posts it) or {'off', why}. */
+ * stream comes when node 0 posts it) or {'off', why}. */
 static struct script join_lua = { FANOUT_LUA
 "local ttl, p, nn = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])\n"
 "local off = redis.call('GET', KEYS[3])\n"
@@ -287,7 +271,7 @@ static struct script off_lua = { FANOUT_LUA
 "return 1\n", "" };
 
 static struct script *const scripts[] = { &register_lua, &arrive_lua,
-    &look_lua, &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua };
+    &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua };
 
 struct req {
 	struct req *next;
@@ -322,14 +306,6 @@ keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 		snprintf(buf, len, "%s%s:%s:%" PRId64, X.prefix, kind, key, gen);
 }
 
-static void
-inbox_of(char *buf, size_t len, long node)
-{
-	char kind[32];
-
-	snprintf(kind, sizeof(kind), "inbox:%ld", node);
-	keyname(buf, len, kind, NULL, 0);
-}
 
 /*
  * The value of a result as Redis keeps it: "R status\nfailed\n" and the
@@ -338,9 +314,14 @@ inbox_of(char *buf, size_t len, long node)
 static void
 deliver(const char *key, int64_t gen, const char *v, size_t len)
 {
+	const struct ac_coll *c = ac_job_find(X.job, key, gen);
 	struct ac_result r;
 	char failed[512];
 
+	/* Only a collective we wait for counts as progress in the run: the
+	 * stream is read from its start, old results included (closed()). */
+	if (c == NULL || c->done)
+		return;
 	X.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
@@ -518,13 +499,13 @@ arrived_bit(const char *v, size_t len, long node)
 
 /* Which nodes are missing, for timeouts and status. */
 static void
-note_missing(struct ac_coll *c, const redisReply *v)
+note_missing(struct ac_coll *c, const char *bits, size_t len)
 {
 	size_t n = 0;
 
 	c->xmissing[0] = '\0';
 	for (long node = 0; node < X.job->nnodes; node++) {
-		if (arrived_bit(v->str, v->len, node) ||
+		if (arrived_bit(bits, len, node) ||
 		    n >= sizeof(c->xmissing) - 24)
 			continue;
 		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
@@ -553,16 +534,34 @@ look_soon(void)
 	}
 }
 
+/* A look's GET of the result: written, yet this node was not told (the
+ * node that wrote it lost its connection before its entry was added). */
+static void
+on_look_done(redisReply *reply, void *priv)
+{
+	struct req *r = priv;
+	const struct ac_coll *c;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
+	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
+		deliver(r->key, r->gen, reply->str, reply->len);
+	free(r);
+}
+
+/* A look's GET of the arrivals: which nodes are missing. */
 static void
 on_look(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
 	struct ac_coll *c;
 
-	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
-	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING &&
-	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
-		note_missing(c, reply->element[1]);
+	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
+	    !c->done) {
+		if (reply->type == REDIS_REPLY_STRING)
+			note_missing(c, reply->str, reply->len);
+		else if (reply->type == REDIS_REPLY_NIL)
+			note_missing(c, "", 0);
+	}
 	free(r);
 }
 
@@ -594,19 +593,27 @@ note_posted(const struct ac_coll *c)
 	return 0;
 }
 
-/* Look at every barrier this node posted and still waits at; 1 if any. */
+/*
+ * Look at every barrier this node posted and still waits at; 1 if any. Three
+ * plain commands each (GET the result, EXPIRE and GET the arrivals: a bit
+ * per node, 129 bytes for 1,000 nodes), not a script: a look is for a
+ * progress line, a timeout's message or status, and needs no atomicity. The
+ * EXPIRE sets the TTL that the first arrival sets, in case its helper died
+ * between its fast path and its EXPIRE.
+ */
 static int
 look(void)
 {
-	char arr[KEY_MAX], ttl[24];
-	const char *keys[1] = { arr }, *args[1] = { ttl };
+	char arr[KEY_MAX], done[KEY_MAX], ttl[24];
+	const char *get_done[2] = { "GET", done }, *get_arr[2] = { "GET", arr };
+	const char *expire[3] = { "EXPIRE", arr, ttl };
 	struct req **pp = &X.posted, *p;
 	int any = 0;
 
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	while ((p = *pp) != NULL) {
 		struct ac_coll *c = ac_job_find(X.job, p->key, p->gen);
-		struct req *r;
+		struct req *r1, *r2;
 
 		if (c == NULL || c->done) {
 			*pp = p->next;		/* released (or forgotten) */
@@ -617,10 +624,19 @@ look(void)
 		if (c->waiters == 0)
 			continue;
 		any = 1;
-		if ((r = new_req(c)) == NULL)
+		if ((r1 = new_req(c)) == NULL)
 			continue;
+		if ((r2 = new_req(c)) == NULL) {
+			free(r1);
+			continue;
+		}
 		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-		run(&look_lua, on_look, r, 1, keys, 1, args, NULL);
+		keyname(done, sizeof(done), "done", c->key, c->gen);
+		if (ac_rconn_cmd(on_look_done, r1, 2, get_done, NULL) == -1)
+			free(r1);
+		ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
+		if (ac_rconn_cmd(on_look, r2, 2, get_arr, NULL) == -1)
+			free(r2);
 	}
 	return any;
 }
@@ -717,11 +733,42 @@ all_ok(const struct ac_job *j, const struct ac_coll *c)
 	return 1;
 }
 
+static void
+on_members(redisReply *reply, void *priv)
+{
+	(void)priv;
+	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+	    reply->integer == 0)
+		lost_state();
+}
+
+/*
+ * The first arrival at C (the fast path's count was 1): the generation's
+ * keys start with it, so it sets their TTL, and it checks that the run's
+ * registration is there: when Redis lost the run (FLUSHALL, a failover to an
+ * empty replica), the next arrival anywhere is a first one. Two plain
+ * commands, not the script: a script call costs Redis several times their
+ * work, once per barrier.
+ */
+static void
+first_checks(const struct ac_coll *c)
+{
+	char arr[KEY_MAX], members[KEY_MAX], ttl[24];
+	const char *expire[3] = { "EXPIRE", arr, ttl };
+	const char *exists[2] = { "EXISTS", members };
+
+	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+	keyname(members, sizeof(members), "members", NULL, 0);
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
+	ac_rconn_cmd(on_members, NULL, 2, exists, NULL);
+}
+
 /*
  * The fast path's reply: {the node's bit before, the count}. Most arrivals
- * are neither the first nor the last and end here; the first (the run's
- * check, the TTL), a count that says every node may be in, and a bit that
- * was set already go on to the script.
+ * are neither the first nor the last and end here, and the first adds two
+ * plain commands; a count that says every node may be in, and a bit that was
+ * set already, go on to the script.
  */
 static void
 on_fast(redisReply *reply, void *priv)
@@ -738,13 +785,14 @@ on_fast(redisReply *reply, void *priv)
 	}
 	old = reply->element[0]->integer;
 	count = reply->element[1]->integer;
-	if (old == 0 && count > 1 && count < X.job->nnodes) {
-		look_soon();	/* which nodes are missing: later */
-		free(r);
+	if (old == 0 && count == 1 && count < X.job->nnodes)
+		first_checks(c);
+	else if (old != 0 || count >= X.job->nnodes) {
+		arrive_script(X.job, c, r, old != 0 ? "set" : "new");
 		return;
 	}
-	arrive_script(X.job, c, r, old != 0 ? "set" : count == 1 ? "first" :
-	    "new");
+	look_soon();	/* which nodes are missing: later */
+	free(r);
 }
 
 /*
@@ -880,7 +928,7 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	(void)j;
 	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
 		return;
-	/* The inbox entry: "KEY GEN" and, when small, the value itself. */
+	/* The stream's entry: "KEY GEN" and, when small, the value itself. */
 	elen = (size_t)snprintf(NULL, 0, "%s %" PRId64, c->key, c->gen);
 	if ((entry = malloc(elen + 2 + vlen)) == NULL) {
 		free(value);
@@ -986,7 +1034,7 @@ closed(void)
 	session();
 }
 
-/* One entry of our inbox: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
+/* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
  * off), or "KEY GEN" with maybe the value. */
 static void
 on_entry(const char *v, size_t len)
@@ -1079,7 +1127,7 @@ sweep(void)
 	if (j->aborted != NULL)
 		x_abort(j);
 	else {
-		/* An abort whose inbox entry we lost while disconnected. */
+		/* An abort whose entry we missed while disconnected. */
 		char key[KEY_MAX];
 
 		keyname(key, sizeof(key), "abort", NULL, 0);
@@ -1126,7 +1174,7 @@ unnamed(void)
 static void
 on_register(redisReply *reply, void *priv)
 {
-	char inbox[KEY_MAX], why[600];
+	char events[KEY_MAX], why[600];
 	long run;
 
 	(void)priv;
@@ -1175,8 +1223,8 @@ on_register(redisReply *reply, void *priv)
 	if (reply->element[0]->integer == 3)
 		X.fresh_run = run;
 	ac_rconn_healthy();
-	inbox_of(inbox, sizeof(inbox), X.job->node);
-	ac_rconn_block(inbox);
+	keyname(events, sizeof(events), "events", NULL, 0);
+	ac_rconn_block(events);
 	X.next_refresh = ac_now_ms() + X.refresh_ms;
 	sweep();
 	if (X.off_pending[0]) {

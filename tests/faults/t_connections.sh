@@ -102,7 +102,7 @@ testClientUnblockError() {
 		bar u --timeout 10s && bar u2 --timeout 10s'
 	wait_node_posted "$d" 2 2 0 u 0 || echo "warning: node 0 not seen waiting at u" >&2
 	local id n=0
-	for id in $(redis_cli client list | awk '/cmd=blpop/ { for (i = 1; i <= NF; i++) if ($i ~ /^id=/) print substr($i, 4) }'); do
+	for id in $(redis_cli client list | awk '/cmd=xread/ { for (i = 1; i <= NF; i++) if ($i ~ /^id=/) print substr($i, 4) }'); do
 		[ "$(redis_cli client unblock "$id" error)" = 1 ] && n=$((n + 1))
 	done
 	fault "$d" unblocked; touch "$d/unblocked"

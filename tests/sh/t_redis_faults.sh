@@ -88,6 +88,25 @@ testReplayedArrivalNeverCountsTwice() {
 	assertTrue "node 2 waited for node 0" "[ $(cat "$d/left.2") -ge $(cat "$d/arrive.0") ]"
 }
 
+# The last arrival writes the result and adds one entry to the run's stream,
+# in one script. A node that misses the entry (trimmed from the stream while it
+# was not reading) finds the result at its next look. Here the result is
+# written by hand, with no entry, while node 0 never comes.
+testResultWrittenButNotToldIsFound() {
+	across 2 1 bash -c '
+		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
+		accelctl barrier --timeout 30s up || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			( until [ -n "$(arr)" ]; do sleep 0.02; done
+			  printf "R 0\n\n" | redis-cli -s '"$REDIS_SOCK"' -x set "$(arr | sed "s/:arr:/:done:/")" >/dev/null ) &
+			t0=$(date +%s%N)
+			accelctl barrier --timeout 20s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"
+		fi'
+	assertContains "node 1 passed on the result it was not told" "$out" "rc=0 after"
+	local ms; ms=$(printf '%s\n' "$out" | sed -n 's/.*rc=0 after \([0-9]*\) ms.*/\1/p')
+	assertTrue "at its first look ($ms ms)" "[ '${ms:-99999}' -lt 5000 ]"
+}
+
 # Nothing listens: retried until the deadline, then 125 naming host:port, never
 # the password.
 testUnreachableFromTheStart() {
