@@ -55,8 +55,8 @@
 static const char acl_base[] =
     "+ping +select +info +client|setname +client|getname +client|id "
     "+eval +evalsha +script|load +script|exists "
-    "+get +set +incr +del +exists +expire +hset +hsetnx +hexists +hget +hdel "
-    "+hlen +hkeys +hvals +hgetall +bitfield +setbit +bitcount +xadd +xread";
+    "+get +set +incr +exists +expire +hset +hsetnx +hexists +hget +hdel "
+    "+hvals +hgetall +bitfield +setbit +bitcount +xadd +xread";
 static const char acl_redis7[] =
     " +function|load +function|list +fcall +fcall_ro";
 
