@@ -131,8 +131,12 @@ testFourNodeLaunch() {
 		accelctl launch --nnodes 4 -n 2 --tag -- sh -c "
 			for i in 1 2 3 4 5; do accelctl barrier --timeout 30s loop || exit; done
 			accelctl broadcast --timeout 30s word \"\$(hostname)-from-0\"
+			# Over 4 KiB: read with GET, not carried in the stream entry.
+			accelctl broadcast --timeout 30s big \"\$(head -c 9000 /dev/zero | tr -c x x)\" | wc -c
+			accelctl on-main --wait --timeout 30s -- true || exit
 			accelctl barrier --status \$((ACCELCTL_RANK == 5 ? 4 : 0)) --timeout 30s st; echo rc=\$?"'
 	assertEquals "8 ranks got the broadcast: $err" 8 "$(printf '%s\n' "$out" | grep -c -- "-from-0$")"
+	assertEquals "8 ranks got the 9000-byte broadcast" 8 "$(printf '%s\n' "$out" | grep -c ': *900[01]$')"
 	assertEquals "8 ranks agreed on rank 5's status" 8 "$(printf '%s\n' "$out" | grep -c 'rc=4$')"
 }
 
