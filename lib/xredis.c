@@ -58,6 +58,7 @@ static struct {
 	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
 	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
 	long		 fresh_run;	/* a run we joined fresh (not opened), or 0 */
+	long		 closed_seen;	/* told it is closed, no rank waiting yet */
 	int		 progressed;	/* a cross-node collective completed in our run */
 	int		 run_wait;	/* told to wait for node 0's run */
 	long		 next_names;	/* ms: look again for unnamed missing nodes */
@@ -149,9 +150,8 @@ static struct script register_lua = { FANOUT_LUA
  * in the run's stream) when it is the last. KEYS:
  * the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV: node,
  * "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
- * prefix is not sent again: bytes per arrival count), and what the fast path
- * found: "new" (the node's bit was clear), "set" (it was set already), or ""
- * when it did not run and the script records the arrival (the fast path's
+ * prefix is not sent again: bytes per arrival count). The script sets the
+ * node's bit whether or not the fast path did (see x_arrive; the fast path's
  * first arrival does its checks with plain commands: first_checks()).
  * Returns {1, result}, {0, nodes arrived}, or {2} when the run's
  * registration is gone (FLUSHALL, a failover to an empty replica): every node
@@ -173,10 +173,10 @@ static struct script arrive_lua = { FANOUT_LUA
 "local p = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[5] - #ARGV[6] - 5)\n"
 "local tail = ARGV[5] .. ':' .. ARGV[6]\n"
 "local done, fk = p .. 'done:' .. tail, p .. 'fail:' .. tail\n"
-"local old = ARGV[7] == 'set' and 1 or 0\n"
-"if ARGV[7] == '' then\n"
-"  old = redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 1)\n"
-"  if old == 0 then redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, 1) end end\n"
+/* Set (again) after the fast path too: Redis may have lost the arrivals in
+ * between (FLUSHALL), and then this is a first arrival. */
+"local old = redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 1)\n"
+"if old == 0 then redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, 1) end\n"
 "if ARGV[2] ~= '' then\n"
 "  redis.call('HSET', fk, ARGV[1], ARGV[2]) redis.call('EXPIRE', fk, ttl) end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
@@ -185,7 +185,7 @@ static struct script arrive_lua = { FANOUT_LUA
 "local n = redis.call('BITCOUNT', KEYS[1], 4, -1)\n"
 /* The keys of a barrier start with its first arrival: when Redis lost the
  * run, the next arrival anywhere is a first one. */
-"if ARGV[7] == '' and old == 0 and n == 1 and\n"
+"if old == 0 and n == 1 and\n"
 "    redis.call('EXISTS', p .. 'members') == 0 then\n"
 "  return {2} end\n"
 "if n < nn then return {0, n} end\n"
@@ -289,6 +289,7 @@ static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
 static void session(void);
+static int moved_on(void);
 
 /* Registered in the run on the present connections: keys can be named. */
 static int
@@ -693,14 +694,12 @@ on_arrive(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* The arrive script for C (see arrive_lua); SEEN: what the fast path found,
- * or "" when the script records the arrival. */
+/* The arrive script for C (see arrive_lua). */
 static void
-arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
-    const char *seen)
+arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 {
 	char arr[KEY_MAX], node[24], ttl[24], gen[24], fails[4096];
-	const char *keys[1] = { arr }, *args[7];
+	const char *keys[1] = { arr }, *args[6];
 	size_t n = 0;
 
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
@@ -719,8 +718,7 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
 	args[3] = nnodes_arg();
 	args[4] = c->key;
 	args[5] = gen;
-	args[6] = seen;
-	run(&arrive_lua, on_arrive, r, 1, keys, 7, args, NULL);
+	run(&arrive_lua, on_arrive, r, 1, keys, 6, args, NULL);
 }
 
 /* Did every local rank of C exit 0? */
@@ -788,7 +786,7 @@ on_fast(redisReply *reply, void *priv)
 	if (old == 0 && count == 1 && count < X.job->nnodes)
 		first_checks(c);
 	else if (old != 0 || count >= X.job->nnodes) {
-		arrive_script(X.job, c, r, old != 0 ? "set" : "new");
+		arrive_script(X.job, c, r);
 		return;
 	}
 	look_soon();	/* which nodes are missing: later */
@@ -813,10 +811,10 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	    "INCRBY", "u32", "0", "1" };
 	struct req *r;
 
-	if (!ready() || (r = new_req(c)) == NULL)
-		return;	/* sweep() posts it once connected */
+	if (!ready() || moved_on() || (r = new_req(c)) == NULL)
+		return;	/* sweep() posts it once connected (in node 0's run) */
 	if (note_posted(c) || !all_ok(j, c)) {
-		arrive_script(j, c, r, "");
+		arrive_script(j, c, r);
 		return;
 	}
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
@@ -980,7 +978,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	struct req *r;
 
 	(void)j;
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || moved_on() || (r = new_req(c)) == NULL)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	keyname(members, sizeof(members), "members", NULL, 0);
@@ -1019,19 +1017,45 @@ on_get_abort(redisReply *reply, void *priv)
  * nothing complete there, was in an earlier launch's run by mistake: it
  * registers again, fresh, and posts its arrivals in the new run.
  */
-static void
-closed(void)
+static int
+leave_closed(int posting)
 {
-	/* A helper whose ranks all left has nothing to carry over: it stays. */
-	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed ||
-	    !ac_job_waiting_across(X.job))
-		return;
+	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed)
+		return 0;
+	/*
+	 * No rank waits here: a helper whose ranks all left has nothing to
+	 * carry over, and stays (an earlier launch's idle helper must not take
+	 * a place in the new run); one whose ranks have not come yet moves when
+	 * the first of them posts (moved_on()).
+	 */
+	if (!posting && !ac_job_waiting_across(X.job)) {
+		X.closed_seen = X.runid->run;
+		return 0;
+	}
 	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
 	    "joining node 0's", X.runid->run, X.job->id);
 	X.fresh_run = 0;
 	X.runid->run = 0;
 	X.registered = 0;
 	session();
+	return 1;
+}
+
+static void
+closed(void)
+{
+	(void)leave_closed(0);
+}
+
+/* Told the run is closed before any rank of ours waited (closed()): now that
+ * one posts, move; 1 when moved (the sweep posts it in node 0's run). */
+static int
+moved_on(void)
+{
+	if (X.closed_seen == 0 || X.closed_seen != X.runid->run)
+		return 0;
+	X.closed_seen = 0;
+	return leave_closed(1);
 }
 
 /* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL

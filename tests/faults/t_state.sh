@@ -116,4 +116,34 @@ testRerunSameJobId() {
 	assertNoEarly "$(scratch)/run3"
 }
 
+# p, one order more. A second launch's node 1 helper starts before its rank
+# comes and before the new node 0: it joins the first launch's run, where its
+# place is free. Node 0 then opens the next run and tells the old one it is
+# closed, while node 1 has no rank waiting yet: node 1 must still move to node
+# 0's run when its rank arrives, not wait in the closed one.
+testClosedBeforeTheRankArrives() {
+	redis_start
+	JOB=closedearly
+	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_run "$(scratch)/a" 2 1 'bar x --timeout 2s'
+	stop_helpers "$(scratch)/a" 2
+	local d; d=$(scratch)/b; mkdir -p -m 700 "$d" "$d/n1"
+	RDV=unix://$REDIS_SOCK rank_env "$d" 2 1 1 0
+	env -i "${ENVV[@]}" accelctl helper start
+	local i=0
+	until [ "$(redis_cli hexists "accelctl:{$JOB}:r1:members" 1)" = 1 ] || [ $i -ge 250 ]; do
+		sleep 0.02; i=$((i + 1)); done
+	assertEquals "node 1's helper joined the first run" 1 "$(redis_cli hexists "accelctl:{$JOB}:r1:members" 1)"
+	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_start "$d" 2 1 'bar x --timeout 15s'
+	local first=$JOB_PIDS
+	i=0
+	until [ "$(redis_cli get "accelctl:{$JOB}:run")" = 2 ] || [ $i -ge 250 ]; do
+		sleep 0.02; i=$((i + 1)); done
+	sleep 0.5	# node 1's helper has read "closed" with no rank waiting
+	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_start "$d" 2 1 'bar x --timeout 10s'
+	JOB_PIDS="$JOB_PIDS $first"
+	job_wait
+	assertAllRc 0 "$d" 2 "node 1 moved to node 0's run when its rank came"
+	stop_helpers "$d" 2
+}
+
 load_shunit2
