@@ -40,6 +40,13 @@
 
 #define KEY_MAX 1024
 #define FAILS_SHOWN 40
+/*
+ * A result larger than this is written as parts of this size, one request
+ * each: etcd refuses a request over its --max-request-bytes (1.5 MiB by
+ * default), and base64 makes 512 KiB about 0.7 MB on the wire.
+ */
+#define PART_MAX (512 << 10)
+#define VALUE_MAX ((16 << 20) + 4096)
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -48,6 +55,24 @@ struct arrivals {
 	int64_t		 gen;
 	long long	*rev;		/* [nnodes] revision of the news */
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
+};
+
+/* A result being written: its parts, one put at a time, then its key. */
+struct upload {
+	struct upload	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	char		*v;
+	size_t		 len, nparts, part;
+};
+
+/* A result in parts being read back, one part at a time. */
+struct fetch {
+	struct fetch	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	char		*v;
+	size_t		 len, total, nparts, part;
 };
 
 static struct {
@@ -68,6 +93,8 @@ static struct {
 	long		 watch_run;	/* the run last_rev belongs to */
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
 	struct arrivals	*arr;
+	struct upload	*uploads;
+	struct fetch	*fetches;
 } X;
 
 struct req {
@@ -231,6 +258,15 @@ done_key(char *buf, size_t len, const char *key, int64_t gen)
 	keyname(buf, len, kind, NULL, 0);
 }
 
+/* Part I of a result, outside the run's prefix so that the watch does not
+ * carry it to every node: accelctl/JOB/pRUN/KEY/GEN/I. */
+static void
+part_key(char *buf, size_t len, const char *key, int64_t gen, size_t i)
+{
+	snprintf(buf, len, "%sp%ld/%s/%" PRId64 "/%zu", X.base, X.runid->run,
+	    key, gen, i);
+}
+
 static void
 node_key(char *buf, size_t len, const char *kind, long run, long node)
 {
@@ -249,6 +285,125 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	X.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
+}
+
+static void
+fetch_free(struct fetch *f)
+{
+	for (struct fetch **p = &X.fetches; *p != NULL; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	free(f->v);
+	free(f);
+}
+
+static void fetch_next(struct fetch *f);
+
+static void
+on_fetch(json_t *reply, void *priv)
+{
+	struct fetch *f = priv;
+	json_t *kv = reply != NULL ? json_array_get(kvs_of(reply, -1), 0) : NULL;
+	char *v = NULL;
+	size_t vl = 0;
+
+	if (reply == NULL) {
+		fetch_free(f);	/* reset: sweep() asks for the result again */
+		return;
+	}
+	if (kv == NULL || (v = kv_field(kv, "value", &vl)) == NULL ||
+	    vl > f->total - f->len) {
+		ac_helper_log("rendezvous: part %zu of %s generation %" PRId64
+		    " is %s", f->part, f->key, f->gen, kv == NULL ? "gone" :
+		    "malformed");
+		free(v);
+		fetch_free(f);
+		return;
+	}
+	memcpy(f->v + f->len, v, vl);
+	f->len += vl;
+	free(v);
+	if (++f->part < f->nparts) {
+		fetch_next(f);
+		return;
+	}
+	if (f->len == f->total)
+		deliver(f->key, f->gen, f->v, f->len);
+	else
+		ac_helper_log("rendezvous: the parts of %s generation %" PRId64
+		    " hold %zu bytes, not %zu", f->key, f->gen, f->len, f->total);
+	fetch_free(f);
+}
+
+static void
+fetch_next(struct fetch *f)
+{
+	char key[KEY_MAX];
+
+	part_key(key, sizeof(key), f->key, f->gen, f->part);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+	    on_fetch, f) == -1)
+		fetch_free(f);
+}
+
+/*
+ * A result's key says "P PARTS BYTES": its value was written as parts before
+ * the key (so a reader never sees a partial value). Read them in turn and
+ * join them, once per result this node still waits for.
+ */
+static void
+fetch_start(const char *key, int64_t gen, const char *v)
+{
+	struct ac_coll *c = ac_job_find(X.job, key, gen);
+	unsigned long long nparts, total;
+	struct fetch *f;
+
+	if (c == NULL || c->done || c->op != AC_OP_RESULT)
+		return;
+	if (sscanf(v, "P %llu %llu", &nparts, &total) != 2 || total == 0 ||
+	    total > VALUE_MAX || nparts != (total + PART_MAX - 1) / PART_MAX) {
+		ac_helper_log("rendezvous: %s generation %" PRId64 ": not a "
+		    "result", key, gen);
+		return;
+	}
+	for (f = X.fetches; f != NULL; f = f->next)
+		if (f->gen == gen && strcmp(f->key, key) == 0)
+			return;		/* under way */
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (f->v = malloc((size_t)total)) == NULL) {
+		free(f);
+		return;
+	}
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	f->gen = gen;
+	f->total = (size_t)total;
+	f->nparts = (size_t)nparts;
+	f->next = X.fetches;
+	X.fetches = f;
+	fetch_next(f);
+}
+
+/*
+ * What a result's key holds: the result; "P PARTS BYTES", a result in
+ * parts; or "F why", a result its source could not write (etcd refused it
+ * as too large): this node's waiters fail alike (125) with the reason.
+ */
+static void
+got_value(const char *key, int64_t gen, const char *v, size_t len)
+{
+	struct ac_coll *c;
+
+	if (len >= 2 && v[0] == 'P' && v[1] == ' ')
+		fetch_start(key, gen, v);
+	else if (len >= 2 && v[0] == 'F' && v[1] == ' ') {
+		c = ac_job_find(X.job, key, gen);
+		if (c != NULL && !c->done && c->xfailed == NULL &&
+		    X.job->failed != NULL)
+			X.job->failed(X.job, c, v + 2);
+	} else
+		deliver(key, gen, v, len);
 }
 
 static struct arrivals *
@@ -486,24 +641,97 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 		free(r);
 }
 
-/* A local source's result (or death): one put that every node watches. */
+static void
+upload_free(struct upload *u)
+{
+	for (struct upload **p = &X.uploads; *p != NULL; p = &(*p)->next)
+		if (*p == u) {
+			*p = u->next;
+			break;
+		}
+	free(u->v);
+	free(u);
+}
+
+static void on_upload(json_t *reply, void *priv);
+
+/* The next put of U: a part, or the result's key (the value itself, or
+ * "P PARTS BYTES" once every part is in). */
+static void
+upload_next(struct upload *u)
+{
+	char key[KEY_MAX], head[64];
+	json_t *put;
+
+	if (u->part < u->nparts) {
+		size_t off = u->part * PART_MAX;
+
+		part_key(key, sizeof(key), u->key, u->gen, u->part);
+		put = op_put(key, u->v + off, u->len - off < PART_MAX ?
+		    u->len - off : PART_MAX);
+	} else {
+		done_key(key, sizeof(key), u->key, u->gen);
+		put = u->nparts == 0 ? op_put(key, u->v, u->len) : op_put(key,
+		    head, (size_t)snprintf(head, sizeof(head), "P %zu %zu",
+		    u->nparts, u->len));
+	}
+	if (ac_econn_call_large("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+	    put), json_array()), on_upload, u) == -1)
+		upload_free(u);
+}
+
+static void
+on_upload(json_t *reply, void *priv)
+{
+	struct upload *u = priv;
+	const char *why = ac_econn_refusal();
+	char key[KEY_MAX], text[512];
+
+	if (reply == NULL && why != NULL) {
+		/* Not even a part fits (etcd's limit was lowered): say so to
+		 * every node, whose waiters fail at once rather than at their
+		 * deadline. */
+		snprintf(text, sizeof(text), "F etcd refused a result of %zu "
+		    "bytes as larger than its request limit (its "
+		    "--max-request-bytes; accelctl writes parts of %d KiB): %s",
+		    u->len, PART_MAX >> 10, why);
+		ac_helper_log("rendezvous: %s generation %" PRId64 ": %s", u->key,
+		    u->gen, text + 2);
+		done_key(key, sizeof(key), u->key, u->gen);
+		ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+		    op_put(key, text, strlen(text))), json_array()), NULL, NULL);
+	}
+	if (reply == NULL || u->part++ >= u->nparts) {
+		upload_free(u);	/* done, or reset: sweep() writes it again */
+		return;
+	}
+	upload_next(u);
+}
+
+/* A local source's result (or death): one put that every node watches, after
+ * its parts when it is larger than one request may be. */
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char key[KEY_MAX], *value;
-	size_t vlen;
-	json_t *put;
+	struct upload *u;
 
 	(void)j;
 	if (!ready())
 		return;
-	done_key(key, sizeof(key), c->key, c->gen);
-	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
+	for (u = X.uploads; u != NULL; u = u->next)
+		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
+			return;		/* under way */
+	if ((u = calloc(1, sizeof(*u))) == NULL ||
+	    (u->v = ac_xvalue_make(c, &u->len)) == NULL) {
+		free(u);
 		return;
-	put = op_put(key, value, vlen);
-	free(value);
-	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]", put),
-	    json_array()), on_ignore, NULL);
+	}
+	snprintf(u->key, sizeof(u->key), "%s", c->key);
+	u->gen = c->gen;
+	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
+	u->next = X.uploads;
+	X.uploads = u;
+	upload_next(u);
 }
 
 static void
@@ -517,7 +745,7 @@ on_want(json_t *reply, void *priv)
 		char *v = kv_field(kv, "value", &vl);
 
 		if (v != NULL)
-			deliver(r->key, r->gen, v, vl);
+			got_value(r->key, r->gen, v, vl);
 		free(v);
 	}
 	free(r);
@@ -686,7 +914,7 @@ event(json_t *ev)
 		}
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
-		deliver(key, gen, v, vl);
+		got_value(key, gen, v, vl);
 	else if (strcmp(rest, "abort") == 0 && !del)
 		ac_job_abort_remote(X.job, v);
 	else if (strncmp(rest, "nodes/", 6) == 0)
@@ -1152,6 +1380,10 @@ x_stop(void)
 	ac_econn_stop();
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
+	while (X.uploads != NULL)
+		upload_free(X.uploads);
+	while (X.fetches != NULL)
+		fetch_free(X.fetches);
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);
