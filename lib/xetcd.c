@@ -47,6 +47,7 @@
  */
 #define PART_MAX (512 << 10)
 #define VALUE_MAX ((16 << 20) + 4096)
+#define UPLOADS_MAX (256 << 20)
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -57,13 +58,16 @@ struct arrivals {
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
 };
 
-/* A result being written: its parts, one put at a time, then its key. */
+/* A result to write: its parts, one put at a time, then its key. Kept
+ * until etcd has it: a source runs ahead of a helper not yet registered (or
+ * reconnecting), and coll.c keeps only the last result of a name. */
 struct upload {
 	struct upload	*next;
 	char		 key[AC_KEY_MAX];
 	int64_t		 gen;
 	char		*v;
 	size_t		 len, nparts, part;
+	int		 busy;		/* a put is out */
 };
 
 /* A result in parts being read back, one part at a time. */
@@ -73,6 +77,14 @@ struct fetch {
 	int64_t		 gen;
 	char		*v;
 	size_t		 len, total, nparts, part;
+};
+
+/* A result's name: the last generation every rank of this node has read. */
+struct seen {
+	struct seen	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 acked;		/* etcd knows; -1: none yet */
+	int64_t		 sending;	/* in flight, or -1 */
 };
 
 static struct {
@@ -95,6 +107,7 @@ static struct {
 	struct arrivals	*arr;
 	struct upload	*uploads;
 	struct fetch	*fetches;
+	struct seen	*seen;
 } X;
 
 struct req {
@@ -170,6 +183,25 @@ op_range(const char *key, int prefix)
 	if (r != NULL && prefix)
 		json_object_set_new(r, "range_end", prefix_end(key));
 	return json_pack("{s:o}", "request_range", r);
+}
+
+/* Delete the keys from KEY up to END (not included), or those that start
+ * with KEY when END is NULL. */
+static json_t *
+op_delete(const char *key, const char *end)
+{
+	json_t *r = json_pack("{s:o, s:o}", "key", b64s(key), "range_end",
+	    end != NULL ? b64s(end) : prefix_end(key));
+
+	return json_pack("{s:o}", "request_delete_range", r);
+}
+
+/* KEY exists and its value is greater than V (byte-wise). */
+static json_t *
+cmp_greater(const char *key, const char *v)
+{
+	return json_pack("{s:o, s:s, s:s, s:o}", "key", b64s(key), "target",
+	    "VALUE", "result", "GREATER", "value", b64s(v));
 }
 
 static json_t *
@@ -249,22 +281,39 @@ arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
 	keyname(buf, len, kind, NULL, 0);
 }
 
+/*
+ * A result's key. Its generation has 20 digits, as have those of its parts
+ * and of the nodes' "seen" keys: byte order is then number order, so one
+ * range deletes every generation up to one, and a txn can compare them.
+ */
 static void
 done_key(char *buf, size_t len, const char *key, int64_t gen)
 {
 	char kind[AC_KEY_MAX + 48];
 
-	snprintf(kind, sizeof(kind), "done/%s/%" PRId64, key, gen);
+	snprintf(kind, sizeof(kind), "done/%s/%020" PRId64, key, gen);
 	keyname(buf, len, kind, NULL, 0);
 }
 
 /* Part I of a result, outside the run's prefix so that the watch does not
- * carry it to every node: accelctl/JOB/pRUN/KEY/GEN/I. */
+ * carry it to every node: accelctl/JOB/pRUN/KEY/GEN/I. GEN -1: the prefix
+ * of KEY's parts. */
 static void
 part_key(char *buf, size_t len, const char *key, int64_t gen, size_t i)
 {
-	snprintf(buf, len, "%sp%ld/%s/%" PRId64 "/%zu", X.base, X.runid->run,
-	    key, gen, i);
+	if (gen < 0)
+		snprintf(buf, len, "%sp%ld/%s/", X.base, X.runid->run, key);
+	else
+		snprintf(buf, len, "%sp%ld/%s/%020" PRId64 "/%zu", X.base,
+		    X.runid->run, key, gen, i);
+}
+
+/* The last generation of result KEY that every rank of NODE has read:
+ * accelctl/JOB/sRUN/KEY/NODE, outside the watched prefix too. */
+static void
+seen_key(char *buf, size_t len, const char *key, long node)
+{
+	snprintf(buf, len, "%ss%ld/%s/%ld", X.base, X.runid->run, key, node);
 }
 
 static void
@@ -621,9 +670,11 @@ on_arrive(json_t *reply, void *priv)
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char mine[KEY_MAX], gen[KEY_MAX], fails[4096];
+	char mine[KEY_MAX], gen[KEY_MAX], old[KEY_MAX], fails[4096];
 	size_t n = 0;
 	struct req *r;
+	struct ac_coll *prev;
+	json_t *ops;
 
 	if (!ready() || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
@@ -635,9 +686,20 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 			    j->rank_of[l] : l), (long long)c->status[l]);
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
+	ops = json_pack("[o, o]", op_put(mine, fails, n), op_range(gen, 1));
+	/*
+	 * Generation GEN-1 completed here: every node's ranks all arrived
+	 * there, so every rank of the job has left GEN-2 and none will wait
+	 * there again. Its arrivals go in this txn (after the range, whose
+	 * index on_arrive() reads), so a long loop keeps two generations.
+	 */
+	if (c->gen >= 2 && (prev = ac_job_find(j, c->key, c->gen - 1)) != NULL &&
+	    prev->done) {
+		keyname(old, sizeof(old), "arr", c->key, c->gen - 2);
+		json_array_append_new(ops, op_delete(old, NULL));
+	}
 	if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]", cmp_absent(mine)),
-	    json_pack("[o, o]", op_put(mine, fails, n), op_range(gen, 1)),
-	    json_pack("[o]", op_range(gen, 1))), on_arrive, r) == -1)
+	    ops, json_pack("[o]", op_range(gen, 1))), on_arrive, r) == -1)
 		free(r);
 }
 
@@ -675,9 +737,10 @@ upload_next(struct upload *u)
 		    head, (size_t)snprintf(head, sizeof(head), "P %zu %zu",
 		    u->nparts, u->len));
 	}
+	u->busy = 1;
 	if (ac_econn_call_large("/v3/kv/txn", txn(json_array(), json_pack("[o]",
 	    put), json_array()), on_upload, u) == -1)
-		upload_free(u);
+		u->busy = 0;	/* down: sweep() starts it again */
 }
 
 static void
@@ -701,11 +764,25 @@ on_upload(json_t *reply, void *priv)
 		ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
 		    op_put(key, text, strlen(text))), json_array()), NULL, NULL);
 	}
+	u->busy = 0;
+	if (reply == NULL && why == NULL) {
+		u->part = 0;	/* reset: sweep() writes it again */
+		return;
+	}
 	if (reply == NULL || u->part++ >= u->nparts) {
-		upload_free(u);	/* done, or reset: sweep() writes it again */
+		upload_free(u);		/* written, or refused for good */
 		return;
 	}
 	upload_next(u);
+}
+
+/* Write every result not written yet (once registered, after a reset). */
+static void
+uploads(void)
+{
+	for (struct upload *u = X.uploads; u != NULL && ready(); u = u->next)
+		if (!u->busy)
+			upload_next(u);
 }
 
 /* A local source's result (or death): one put that every node watches, after
@@ -715,12 +792,24 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 {
 	struct upload *u;
 
+	struct upload *oldest = NULL;
+	size_t held = 0;
+
 	(void)j;
-	if (!ready())
-		return;
-	for (u = X.uploads; u != NULL; u = u->next)
+	for (u = X.uploads; u != NULL; u = u->next) {
 		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
-			return;		/* under way */
+			return;		/* under way, or waiting for etcd */
+		held += u->len;
+		if (!u->busy)
+			oldest = u;	/* the list is newest first */
+	}
+	/* While etcd is away, a source that runs ahead is held to this. */
+	if (held > UPLOADS_MAX && oldest != NULL) {
+		ac_helper_log("rendezvous: %s generation %" PRId64 " dropped "
+		    "unwritten: more than %d MiB of results wait for etcd",
+		    oldest->key, oldest->gen, UPLOADS_MAX >> 20);
+		upload_free(oldest);
+	}
 	if ((u = calloc(1, sizeof(*u))) == NULL ||
 	    (u->v = ac_xvalue_make(c, &u->len)) == NULL) {
 		free(u);
@@ -731,7 +820,8 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
 	u->next = X.uploads;
 	X.uploads = u;
-	upload_next(u);
+	if (ready())
+		upload_next(u);
 }
 
 static void
@@ -857,6 +947,106 @@ on_nodes(json_t *reply, void *priv)
 			set_node(node_of(k), v);
 		free(k);
 		free(v);
+	}
+}
+
+/* --- deleting results that every node has read --- */
+
+static struct seen *
+seen_of(const char *key)
+{
+	struct seen *s;
+
+	for (s = X.seen; s != NULL; s = s->next)
+		if (strcmp(s->key, key) == 0)
+			return s;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->acked = s->sending = -1;
+	s->next = X.seen;
+	X.seen = s;
+	return s;
+}
+
+static void
+on_seen(json_t *reply, void *priv)
+{
+	struct seen *s = priv;
+
+	if (reply != NULL)
+		s->acked = s->sending;
+	s->sending = -1;	/* reset: said again once registered */
+}
+
+/*
+ * Every rank of this node has read generation GEN of result S->key (and so
+ * every earlier one). One txn says so, and when every other node has said
+ * so for GEN or later (byte-wise comparisons of 20-digit generations),
+ * deletes the result's generations up to GEN and their parts. A node that
+ * is behind has not said so: what it has yet to read stays. The last node
+ * to read a generation deletes it, whichever that is.
+ */
+static json_t *
+ack_txn(struct seen *s, int64_t gen)
+{
+	char mine[KEY_MAX], other[KEY_MAX], v[24], below[24], from[KEY_MAX];
+	char to[KEY_MAX], pfrom[KEY_MAX], pto[KEY_MAX + 24];
+	json_t *cmp = json_array();
+
+	snprintf(v, sizeof(v), "%020" PRId64, gen);
+	if (gen > 0)
+		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
+	else
+		snprintf(below, sizeof(below), "-");	/* below every digit */
+	for (long n = 0; n < X.job->nnodes; n++)
+		if (n != X.job->node) {
+			seen_key(other, sizeof(other), s->key, n);
+			json_array_append_new(cmp, cmp_greater(other, below));
+		}
+	seen_key(mine, sizeof(mine), s->key, X.job->node);
+	snprintf(from, sizeof(from), "%sdone/%s/", X.prefix, s->key);
+	done_key(to, sizeof(to), s->key, gen + 1);
+	part_key(pfrom, sizeof(pfrom), s->key, -1, 0);
+	snprintf(pto, sizeof(pto), "%s%020" PRId64, pfrom, gen + 1);
+	return txn(cmp, json_pack("[o, o, o]", op_put(mine, v, strlen(v)),
+	    op_delete(from, to), op_delete(pfrom, pto)), json_pack("[o]",
+	    op_put(mine, v, strlen(v))));
+}
+
+/*
+ * Results every rank of this node has read (coll.c keeps the last one of a
+ * name once nobody waits there): say so. SYNC: the helper exits, and says
+ * so now, blocking, a second at most in all.
+ */
+static void
+acks(int sync)
+{
+	struct seen *s;
+	long end = ac_now_ms() + 1000;
+
+	if (!ready())
+		return;
+	for (struct ac_keygen *k = X.job->keys; k != NULL; k = k->next) {
+		struct ac_coll *c = k->last_done;
+
+		if (c == NULL || c->op != AC_OP_RESULT || !ac_coll_cross(X.job, c) ||
+		    !(c->done || c->src == AC_SRC_LOST) || c->narrived < X.job->lsize)
+			continue;
+		if ((s = seen_of(k->key)) == NULL || c->gen <= s->acked ||
+		    (!sync && s->sending >= 0))
+			continue;
+		if (sync) {
+			if (ac_now_ms() >= end || ac_econn_sync("/v3/kv/txn",
+			    ack_txn(s, c->gen), end - ac_now_ms()) == -1)
+				return;
+			s->acked = c->gen;
+			continue;
+		}
+		s->sending = c->gen;
+		if (ac_econn_call("/v3/kv/txn", ack_txn(s, c->gen), on_seen,
+		    s) == -1)
+			s->sending = -1;
 	}
 }
 
@@ -990,6 +1180,7 @@ sweep(void)
 		else if (c->op == AC_OP_RESULT)
 			x_want(j, c);
 	}
+	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1017,6 +1208,9 @@ registered(long run, int fresh, long long rev)
 	X.pending = 0;
 	X.run_wait = 0;
 	if (run != X.runid->run) {
+		/* What this node said it read was of another run. */
+		for (struct seen *s = X.seen; s != NULL; s = s->next)
+			s->acked = -1;
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
@@ -1318,6 +1512,7 @@ x_timer(long now)
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    now >= X.retry_reg)
 		session();
+	acks(0);
 	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
 		X.next_keepalive = now + X.ttl * 1000 / 3;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
@@ -1377,6 +1572,7 @@ static void
 x_stop(void)
 {
 	withdraw_all();
+	acks(1);
 	ac_econn_stop();
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
@@ -1384,6 +1580,12 @@ x_stop(void)
 		upload_free(X.uploads);
 	while (X.fetches != NULL)
 		fetch_free(X.fetches);
+	while (X.seen != NULL) {
+		struct seen *s = X.seen;
+
+		X.seen = s->next;
+		free(s);
+	}
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);
