@@ -48,6 +48,8 @@
 #define PART_MAX (512 << 10)
 #define VALUE_MAX ((16 << 20) + 4096)
 #define UPLOADS_MAX (256 << 20)
+/* How long a node joining a run fresh waits for that run's node 0 to answer. */
+#define PROBE_MS 3000
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -100,6 +102,9 @@ static struct {
 	int		 run_wait;	/* node 0 has not opened this launch's run */
 	long		 retry_reg;
 	long		 fresh_run;	/* joined fresh, not opened; or 0 */
+	int		 probing;	/* joined fresh: is node 0 there alive? */
+	long		 probe_end;	/* ms */
+	long long	 probe_rev;	/* our member key's revision */
 	int		 progressed;
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
@@ -1111,10 +1116,19 @@ event(json_t *ev)
 		set_node(atol(rest + 6), del ? NULL : v);
 	else if (strcmp(rest, "closed") == 0 && !del)
 		closed();
+	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0) {
+		/* A node joins our run fresh and asks whether we are alive. */
+		char pong[KEY_MAX];
+
+		node_key(pong, sizeof(pong), "pong", X.runid->run, atol(rest + 5));
+		put_simple(pong, v);
+	}
 out:
 	free(k);
 	free(v);
 }
+
+static void probe_event(json_t *ev);
 
 static void
 on_watch(json_t *msg)
@@ -1123,18 +1137,28 @@ on_watch(json_t *msg)
 	long long compacted = ac_json_i64(res, "compact_revision");
 	size_t i;
 
+	if (res != NULL && X.probing) {
+		json_array_foreach(json_object_get(res, "events"), i, ev)
+			if (X.probing)
+				probe_event(ev);
+		return;
+	}
 	if (res == NULL || !X.registered)
 		return;
 	if (compacted > 0) {
-		/* Our revision is gone: read everything again, then watch on. */
-		long long now = revision_of(res);
-
+		/*
+		 * Our revision is gone: watch again from the oldest one kept,
+		 * and read everything again (what changed before it). Not from
+		 * the response's header: etcd sends revision 0 there, and a
+		 * watch from revision 1 was compacted again, for ever (the
+		 * sweep of each turn hid it by completing barriers anyway).
+		 */
 		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
-		X.last_rev = now;
+		X.last_rev = compacted - 1;
 		ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request",
 		    "key", b64s(X.prefix), "range_end", prefix_end(X.prefix),
-		    "start_revision", i64(now + 1)));
+		    "start_revision", i64(compacted)));
 		sweep();
 		return;
 	}
@@ -1254,6 +1278,70 @@ nonce_str(char *buf, size_t len)
 	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
 }
 
+/*
+ * A node other than 0 took its free place in the newest run R.run, fresh.
+ * That run may be an earlier launch's whose node 0 was killed (SIGKILL: its
+ * arrivals were never withdrawn, and its lease lives a day): passing there
+ * would count them. So it asks that run's node 0 whether it is alive (a
+ * ping key its watch sees; it puts the pong) before it counts as registered
+ * (REV: its member key's revision, from which it watches). A live node 0 of
+ * this launch answers at once; one of a launch that died never does.
+ */
+static void
+probe(long long rev)
+{
+	char key[KEY_MAX], nonce[24];
+
+	X.probing = 1;		/* X.pending stays set */
+	X.probe_rev = rev;
+	X.probe_end = ac_now_ms() + PROBE_MS;
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
+	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
+	    b64s(X.prefix), "range_end", prefix_end(X.prefix), "start_revision",
+	    i64(rev + 1)));
+	node_key(key, sizeof(key), "ping", R.run, X.job->node);
+	nonce_str(nonce, sizeof(nonce));
+	put_simple(key, nonce);
+}
+
+static void
+probe_event(json_t *ev)
+{
+	char want[KEY_MAX], nonce[24];
+	json_t *kv = json_object_get(ev, "kv");
+	size_t kl, vl;
+	char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+
+	node_key(want, sizeof(want), "pong", R.run, X.job->node);
+	nonce_str(nonce, sizeof(nonce));
+	if (k != NULL && v != NULL && strcmp(k, want) == 0 &&
+	    strcmp(v, nonce) == 0) {
+		X.probing = 0;
+		registered(R.run, 1, X.probe_rev);
+	}
+	free(k);
+	free(v);
+}
+
+/* Node 0 of run R.run did not answer: not this launch's run. Give our place
+ * back, and wait for this launch's node 0 to open its run. */
+static void
+probe_failed(void)
+{
+	char member[KEY_MAX], ping[KEY_MAX];
+
+	X.probing = 0;
+	node_key(member, sizeof(member), "members", R.run, X.job->node);
+	node_key(ping, sizeof(ping), "ping", R.run, X.job->node);
+	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o, o]",
+	    op_delete(member, ""), op_delete(ping, "")), json_array()), NULL, NULL);
+	if (!X.run_wait)
+		ac_helper_log("rendezvous: node 0 of run %ld of job %s did not "
+		    "answer in %d ms: an earlier launch's run", R.run, X.job->id,
+		    PROBE_MS);
+	wait_for_node0(R.run);
+}
+
 /* The reply to putting our member key in run R.run (or finding it). */
 static void
 on_member(json_t *reply, void *priv)
@@ -1267,8 +1355,10 @@ on_member(json_t *reply, void *priv)
 		return;
 	}
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
-		registered(R.run, X.runid->run == 0 && X.job->node != 0,
-		    revision_of(reply));
+		if (X.runid->run == 0 && X.job->node != 0)
+			probe(revision_of(reply));
+		else
+			registered(R.run, 0, revision_of(reply));
 		return;
 	}
 	kv = json_array_get(kvs_of(reply, 0), 0);
@@ -1468,6 +1558,7 @@ on_ready(void)
 {
 	X.registered = 0;
 	X.pending = 0;
+	X.probing = 0;
 	session();
 }
 
@@ -1509,6 +1600,8 @@ x_timer(long now)
 		if (c == NULL || c->done)
 			free_arrivals(a);
 	}
+	if (X.probing && now >= X.probe_end)
+		probe_failed();
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    now >= X.retry_reg)
 		session();
@@ -1525,6 +1618,8 @@ x_timer(long now)
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
 	if (ready() && X.lease != 0 && (next < 0 || X.next_keepalive - now < next))
 		next = X.next_keepalive > now ? X.next_keepalive - now : 0;
+	if (X.probing && (next < 0 || X.probe_end - now < next))
+		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;
 }
 
