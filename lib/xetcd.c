@@ -103,6 +103,7 @@ static struct {
 	long		 retry_reg;
 	long		 fresh_run;	/* joined fresh, not opened; or 0 */
 	int		 probing;	/* joined fresh: is node 0 there alive? */
+	int		 nonce_saved;	/* fresh, and the nonce is on disk */
 	long		 probe_end;	/* ms */
 	long long	 probe_rev;	/* our member key's revision */
 	int		 progressed;
@@ -1363,14 +1364,22 @@ on_member(json_t *reply, void *priv)
 	}
 	kv = json_array_get(kvs_of(reply, 0), 0);
 	if (X.runid->run == 0 && X.job->node != 0) {
-		/* Fresh, not node 0: our place in the newest run is taken
-		 * (an earlier launch's run), or the counter moved: ask again. */
-		if (kv != NULL)
+		/* Fresh, not node 0: our place in the newest run is ours
+		 * already (this lineage was killed before it knew its run), or
+		 * taken (an earlier launch's run), or the counter moved. */
+		size_t vl;
+		char *v = kv != NULL ? kv_field(kv, "value", &vl) : NULL;
+
+		nonce_str(nonce, sizeof(nonce));
+		if (v != NULL && strcmp(v, nonce) == 0)
+			probe(revision_of(reply));
+		else if (kv != NULL)
 			wait_for_node0(R.run);
 		else {
 			X.pending = 0;
 			session();
 		}
+		free(v);
 		return;
 	}
 	if (kv != NULL) {
@@ -1399,6 +1408,13 @@ put_member(long run)
 	json_t *cmp;
 
 	R.run = run;
+	/* The lineage's nonce is on disk before etcd holds it: a helper that
+	 * replaces this one, killed before it knew its run, finds its place
+	 * as its own instead of taken (helper.c keeps run 0 as unknown). */
+	if (X.runid->run == 0 && !X.nonce_saved && X.runid->save != NULL) {
+		X.runid->save(X.runid);
+		X.nonce_saved = 1;
+	}
 	node_key(member, sizeof(member), "members", run, X.job->node);
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	nonce_str(nonce, sizeof(nonce));
