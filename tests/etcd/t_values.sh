@@ -83,6 +83,7 @@ testRequestLimitBelowAPart() {
 		else accelctl broadcast --timeout 30s big </dev/null >/dev/null; fi
 		echo "rc=$?"
 		accelctl barrier --timeout 30s after; echo "barrier=$?"
+		accelctl status >'"$d"'/status.$ACCELCTL_NODE_RANK
 		cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log.$ACCELCTL_NODE_RANK'
 	t1=$(date +%s%N)
 	assertContains "$out" "1: rc=125"
@@ -91,6 +92,8 @@ testRequestLimitBelowAPart() {
 	assertTrue "at once, not at the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 15000 ]"
 	assertEquals "the barrier after it passed on both nodes" 2 "$(printf '%s\n' "$out" | grep -c 'barrier=0$')"
 	assertEquals "the source's helper never reconnected" 0 "$(grep -c 'rendezvous .*: up' "$d/log.0")"
+	# The failed broadcast waits for nothing: status does not list it.
+	assertContains "node 1's status" "$(cat "$d/status.1")" "nothing in flight"
 	etcd_stop
 	etcd_start 1
 }
