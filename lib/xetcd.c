@@ -672,6 +672,32 @@ on_arrive(json_t *reply, void *priv)
 	free(r);
 }
 
+/*
+ * Has every rank of this node arrived at a later generation of C's name
+ * since C? Then C is the journal's memory of a collective that is over here
+ * (a helper that replaced a killed one replays every arrival): nobody here
+ * waits there again, and etcd may have deleted its keys as no node needs
+ * them. It is completed here without etcd; posting it again put back an
+ * arrival nobody reads, and it never completed (a phantom in status).
+ */
+static int
+over_here(struct ac_job *j, struct ac_coll *c)
+{
+	struct ac_result none = { 0 };
+
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		if (strcmp(k->key, c->key) != 0)
+			continue;
+		for (long l = 0; l < j->lsize; l++)
+			if (k->next_gen[l] <= c->gen + 1)
+				return 0;
+		none.failed = "";
+		ac_job_remote_done(j, c->key, c->gen, &none);
+		return 1;
+	}
+	return 0;
+}
+
 /* This node's ranks all arrived at barrier C: one txn posts and reads. */
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
@@ -682,7 +708,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	struct ac_coll *prev;
 	json_t *ops;
 
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
@@ -855,8 +881,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	char key[KEY_MAX];
 	struct req *r;
 
-	(void)j;
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
 	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),

@@ -1,7 +1,8 @@
 # t_keys.sh: what a job leaves in etcd (ctest etcd.keys): a long loop of barriers, broadcasts (parts
-# included) and --wait keeps the job's keys flat, not one per generation; a
-# node that is behind still reads every result; a full database (NOSPACE
-# alarm) fails at once, naming the alarm, not "unreachable".
+# included) and --wait keeps the job's keys flat, not one per generation, also
+# across a helper killed mid-loop; a node that is behind still reads every
+# result; a full database (NOSPACE alarm) fails at once, naming the alarm, not
+# "unreachable".
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
 
@@ -76,6 +77,30 @@ testNodeBehindReadsEverything() {
 	assertEquals "both nodes read all 20 ($out $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	sleep 1
 	assertEquals "no result or part left" "" "$(etcdctl_ get --prefix accelctl/ --keys-only | grep -E '/(done|p[0-9]+)/')"
+}
+
+# Node 0's helper is SIGKILLed at barrier 40 of 60 (its ranks start another,
+# which replays the journal: every arrival since the start). The barriers
+# that are over must not be posted again: they would put back arrivals etcd
+# had deleted, never complete, and stay in status for good.
+testHelperKilledMidLoop() {
+	local d; d=$(scratch)/hk; mkdir -p "$d"
+	long_across 2 2 bash -c '
+		for g in $(seq 0 59); do
+			if [ $ACCELCTL_RANK = 0 ] && [ $g = 40 ]; then
+				until accelctl status | grep -q "1/2 arrived"; do sleep 0.01; done
+				kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+				sleep 0.3	# gone, not dying, when rank 0 connects
+			fi
+			accelctl barrier --timeout 60s hk || exit
+		done
+		accelctl barrier --timeout 60s end || exit
+		if [ $ACCELCTL_RANK = 0 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "every rank went round ($err)" 4 "$(printf '%s
+' "$out" | grep -c 'rc=0$')"
+	assertContains "node 0's helper has nothing in flight" "$(cat "$d/status")" "nothing in flight"
+	local n; n=$(keys)
+	assertTrue "the job's keys stay few: $n ($(etcdctl_ get --prefix accelctl/ --keys-only | grep . | head -40 | tr '\n' ' '))" "[ $n -le 30 ]"
 }
 
 # etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at
