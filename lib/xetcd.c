@@ -34,6 +34,7 @@
 #include "coll.h"
 #include "duration.h"
 #include "econn.h"
+#include "ejson.h"
 #include "kind.h"
 #include "xetcd.h"
 #include "xvalue.h"
@@ -131,140 +132,13 @@ ready(void)
 	return X.registered && ac_econn_up();
 }
 
-/* --- JSON of etcd's gateway --- */
+/* --- JSON of etcd's gateway (ejson.c) --- */
 
-static json_t *
-b64(const char *s, size_t n)
-{
-	char *e = ac_b64_encode(s, n);
-	json_t *j = e != NULL ? json_string(e) : NULL;
-
-	free(e);
-	return j;
-}
-
-static json_t *
-b64s(const char *s)
-{
-	return b64(s, strlen(s));
-}
-
-static json_t *
-i64(long long v)
-{
-	char s[24];
-
-	snprintf(s, sizeof(s), "%lld", v);
-	return json_string(s);
-}
-
-/* The end of the range of keys that start with PREFIX. */
-static json_t *
-prefix_end(const char *prefix)
-{
-	char end[KEY_MAX + 64];
-	size_t n = strlen(prefix);
-
-	memcpy(end, prefix, n + 1);
-	end[n - 1]++;		/* prefixes end in '/': '0' follows */
-	return b64(end, n);
-}
-
+/* A put with this helper's lease. */
 static json_t *
 op_put(const char *key, const void *v, size_t len)
 {
-	json_t *put = json_pack("{s:o, s:o}", "key", b64s(key), "value",
-	    b64(v, len));
-
-	if (put != NULL && X.lease != 0)
-		json_object_set_new(put, "lease", i64(X.lease));
-	return json_pack("{s:o}", "request_put", put);
-}
-
-static json_t *
-op_range(const char *key, int prefix)
-{
-	json_t *r = json_pack("{s:o}", "key", b64s(key));
-
-	if (r != NULL && prefix)
-		json_object_set_new(r, "range_end", prefix_end(key));
-	return json_pack("{s:o}", "request_range", r);
-}
-
-/* Delete the keys from KEY up to END (not included), or those that start
- * with KEY when END is NULL. */
-static json_t *
-op_delete(const char *key, const char *end)
-{
-	json_t *r = json_pack("{s:o, s:o}", "key", b64s(key), "range_end",
-	    end != NULL ? b64s(end) : prefix_end(key));
-
-	return json_pack("{s:o}", "request_delete_range", r);
-}
-
-/* KEY exists and its value is greater than V (byte-wise). */
-static json_t *
-cmp_greater(const char *key, const char *v)
-{
-	return json_pack("{s:o, s:s, s:s, s:o}", "key", b64s(key), "target",
-	    "VALUE", "result", "GREATER", "value", b64s(v));
-}
-
-static json_t *
-cmp_absent(const char *key)
-{
-	return json_pack("{s:o, s:s, s:s, s:s}", "key", b64s(key), "target",
-	    "CREATE", "result", "EQUAL", "create_revision", "0");
-}
-
-static json_t *
-cmp_mod(const char *key, long long rev)
-{
-	return json_pack("{s:o, s:s, s:s, s:o}", "key", b64s(key), "target",
-	    "MOD", "result", "EQUAL", "mod_revision", i64(rev));
-}
-
-static json_t *
-txn(json_t *compare, json_t *success, json_t *failure)
-{
-	return json_pack("{s:o, s:o, s:o}", "compare", compare, "success",
-	    success, "failure", failure);
-}
-
-/* The kvs of response I of a txn reply (or of a range reply when I < 0). */
-static json_t *
-kvs_of(json_t *reply, int i)
-{
-	json_t *r = reply;
-
-	if (i >= 0)
-		r = json_object_get(json_object_get(json_array_get(
-		    json_object_get(reply, "responses"), (size_t)i),
-		    "response_range"), "kvs");
-	else
-		r = json_object_get(reply, "kvs");
-	return json_is_array(r) ? r : NULL;
-}
-
-static long long
-revision_of(json_t *reply)
-{
-	return ac_json_i64(json_object_get(reply, "header"), "revision");
-}
-
-/* A kv's key (NUL-terminated, malloc()ed) and value. */
-static char *
-kv_field(json_t *kv, const char *field, size_t *len)
-{
-	const char *s = json_string_value(json_object_get(kv, field));
-	size_t n;
-
-	if (s == NULL) {	/* proto3 JSON leaves out an empty value */
-		*len = 0;
-		return strdup("");
-	}
-	n = strlen(s);
-	return ac_b64_decode(s, n, len);
+	return ej_put(key, v, len, X.lease);
 }
 
 /* --- keys --- */
@@ -360,7 +234,7 @@ static void
 on_fetch(json_t *reply, void *priv)
 {
 	struct fetch *f = priv;
-	json_t *kv = reply != NULL ? json_array_get(kvs_of(reply, -1), 0) : NULL;
+	json_t *kv = reply != NULL ? json_array_get(ej_kvs(reply, -1), 0) : NULL;
 	char *v = NULL;
 	size_t vl = 0;
 
@@ -368,7 +242,7 @@ on_fetch(json_t *reply, void *priv)
 		fetch_free(f);	/* reset: sweep() asks for the result again */
 		return;
 	}
-	if (kv == NULL || (v = kv_field(kv, "value", &vl)) == NULL ||
+	if (kv == NULL || (v = ej_kv_field(kv, "value", &vl)) == NULL ||
 	    vl > f->total - f->len) {
 		ac_helper_log("rendezvous: part %zu of %s generation %" PRId64
 		    " is %s", f->part, f->key, f->gen, kv == NULL ? "gone" :
@@ -398,7 +272,7 @@ fetch_next(struct fetch *f)
 	char key[KEY_MAX];
 
 	part_key(key, sizeof(key), f->key, f->gen, f->part);
-	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
 	    on_fetch, f) == -1)
 		fetch_free(f);
 }
@@ -652,15 +526,15 @@ on_arrive(json_t *reply, void *priv)
 	size_t i;
 
 	if (reply != NULL && (a = tracked(r->key, r->gen)) != NULL) {
-		rev = revision_of(reply);
+		rev = ej_revision(reply);
 		/* The arrivals at REV: those listed, and no others. */
 		for (long node = 0; node < X.job->nnodes; node++)
 			news(a, node, NULL, rev);
-		kvs = kvs_of(reply, json_is_true(json_object_get(reply,
+		kvs = ej_kvs(reply, json_is_true(json_object_get(reply,
 		    "succeeded")) ? 1 : 0);
 		json_array_foreach(kvs, i, kv) {
 			size_t kl, vl;
-			char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+			char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 			if (k != NULL && v != NULL)
 				news(a, node_of(k), v, rev);
@@ -718,7 +592,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 			    j->rank_of[l] : l), (long long)c->status[l]);
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
-	ops = json_pack("[o, o]", op_put(mine, fails, n), op_range(gen, 1));
+	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));
 	/*
 	 * Generation GEN-1 completed here: every node's ranks all arrived
 	 * there, so every rank of the job has left GEN-2 and none will wait
@@ -728,10 +602,10 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	if (c->gen >= 2 && (prev = ac_job_find(j, c->key, c->gen - 1)) != NULL &&
 	    prev->done) {
 		keyname(old, sizeof(old), "arr", c->key, c->gen - 2);
-		json_array_append_new(ops, op_delete(old, NULL));
+		json_array_append_new(ops, ej_delete(old, NULL));
 	}
-	if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]", cmp_absent(mine)),
-	    ops, json_pack("[o]", op_range(gen, 1))), on_arrive, r) == -1)
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_absent(mine)),
+	    ops, json_pack("[o]", ej_range(gen, 1))), on_arrive, r) == -1)
 		free(r);
 }
 
@@ -770,7 +644,7 @@ upload_next(struct upload *u)
 		    u->nparts, u->len));
 	}
 	u->busy = 1;
-	if (ac_econn_call_large("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+	if (ac_econn_call_large("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
 	    put), json_array()), on_upload, u) == -1)
 		u->busy = 0;	/* down: sweep() starts it again */
 }
@@ -793,7 +667,7 @@ on_upload(json_t *reply, void *priv)
 		ac_helper_log("rendezvous: %s generation %" PRId64 ": %s", u->key,
 		    u->gen, text + 2);
 		done_key(key, sizeof(key), u->key, u->gen);
-		ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+		ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
 		    op_put(key, text, strlen(text))), json_array()), NULL, NULL);
 	}
 	u->busy = 0;
@@ -860,11 +734,11 @@ static void
 on_want(json_t *reply, void *priv)
 {
 	struct req *r = priv;
-	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
 
 	if (kv != NULL) {
 		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		char *v = ej_kv_field(kv, "value", &vl);
 
 		if (v != NULL)
 			got_value(r->key, r->gen, v, vl);
@@ -884,7 +758,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
-	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
 	    on_want, r) == -1)
 		free(r);
 }
@@ -892,7 +766,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 static void
 put_simple(const char *key, const char *value)
 {
-	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
 	    op_put(key, value, strlen(value))), json_array()), on_ignore, NULL);
 }
 
@@ -910,12 +784,12 @@ x_abort(struct ac_job *j)
 static void
 on_get_abort(json_t *reply, void *priv)
 {
-	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
 
 	(void)priv;
 	if (kv != NULL) {
 		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		char *v = ej_kv_field(kv, "value", &vl);
 
 		if (v != NULL)
 			ac_job_abort_remote(X.job, v);
@@ -970,9 +844,9 @@ on_nodes(json_t *reply, void *priv)
 	size_t i;
 
 	(void)priv;
-	json_array_foreach(kvs_of(reply, -1), i, kv) {
+	json_array_foreach(ej_kvs(reply, -1), i, kv) {
 		size_t kl, vl;
-		char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+		char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 		if (k != NULL && v != NULL)
 			set_node(node_of(k), v);
@@ -1033,15 +907,15 @@ ack_txn(struct seen *s, int64_t gen)
 	for (long n = 0; n < X.job->nnodes; n++)
 		if (n != X.job->node) {
 			seen_key(other, sizeof(other), s->key, n);
-			json_array_append_new(cmp, cmp_greater(other, below));
+			json_array_append_new(cmp, ej_cmp_greater(other, below));
 		}
 	seen_key(mine, sizeof(mine), s->key, X.job->node);
 	snprintf(from, sizeof(from), "%sdone/%s/", X.prefix, s->key);
 	done_key(to, sizeof(to), s->key, gen + 1);
 	part_key(pfrom, sizeof(pfrom), s->key, -1, 0);
 	snprintf(pto, sizeof(pto), "%s%020" PRId64, pfrom, gen + 1);
-	return txn(cmp, json_pack("[o, o, o]", op_put(mine, v, strlen(v)),
-	    op_delete(from, to), op_delete(pfrom, pto)), json_pack("[o]",
+	return ej_txn(cmp, json_pack("[o, o, o]", op_put(mine, v, strlen(v)),
+	    ej_delete(from, to), ej_delete(pfrom, pto)), json_pack("[o]",
 	    op_put(mine, v, strlen(v))));
 }
 
@@ -1112,8 +986,8 @@ event(json_t *ev)
 	    strcmp(json_string_value(json_object_get(ev, "type")), "DELETE") == 0;
 	long long rev = ac_json_i64(kv, "mod_revision");
 	size_t kl, vl, plen = strlen(X.prefix);
-	char *k = kv_field(kv, "key", &kl), *v = del ? strdup("") :
-	    kv_field(kv, "value", &vl), key[AC_KEY_MAX];
+	char *k = ej_kv_field(kv, "key", &kl), *v = del ? strdup("") :
+	    ej_kv_field(kv, "value", &vl), key[AC_KEY_MAX];
 	const char *rest;
 	long long gen;
 	long node;
@@ -1183,8 +1057,8 @@ on_watch(json_t *msg)
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
 		X.last_rev = compacted - 1;
 		ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request",
-		    "key", b64s(X.prefix), "range_end", prefix_end(X.prefix),
-		    "start_revision", i64(compacted)));
+		    "key", ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix),
+		    "start_revision", ej_i64(compacted)));
 		sweep();
 		return;
 	}
@@ -1203,8 +1077,8 @@ watch_from(long long reg)
 	X.watch_run = X.runid->run;
 	X.last_rev = from - 1;
 	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
-	    b64s(X.prefix), "range_end", prefix_end(X.prefix), "start_revision",
-	    i64(from)));
+	    ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix), "start_revision",
+	    ej_i64(from)));
 }
 
 /* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
@@ -1241,13 +1115,13 @@ sweep(void)
 		x_abort(j);
 	else {
 		keyname(key, sizeof(key), "abort", NULL, 0);
-		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
 		    on_get_abort, NULL);
 	}
 	x_hello(j);
 	keyname(key, sizeof(key), "nodes/", NULL, 0);
-	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", b64s(key),
-	    "range_end", prefix_end(key)), on_nodes, NULL);
+	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", ej_b64s(key),
+	    "range_end", ej_prefix_end(key)), on_nodes, NULL);
 }
 
 /* --- the run's registration (DESIGN-NOTES "Run identity") --- */
@@ -1323,8 +1197,8 @@ probe(long long rev)
 	X.probe_end = ac_now_ms() + PROBE_MS;
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
 	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
-	    b64s(X.prefix), "range_end", prefix_end(X.prefix), "start_revision",
-	    i64(rev + 1)));
+	    ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix), "start_revision",
+	    ej_i64(rev + 1)));
 	node_key(key, sizeof(key), "ping", R.run, X.job->node);
 	nonce_str(nonce, sizeof(nonce));
 	put_simple(key, nonce);
@@ -1336,7 +1210,7 @@ probe_event(json_t *ev)
 	char want[KEY_MAX], nonce[24];
 	json_t *kv = json_object_get(ev, "kv");
 	size_t kl, vl;
-	char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+	char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 	node_key(want, sizeof(want), "pong", R.run, X.job->node);
 	nonce_str(nonce, sizeof(nonce));
@@ -1359,8 +1233,8 @@ probe_failed(void)
 	X.probing = 0;
 	node_key(member, sizeof(member), "members", R.run, X.job->node);
 	node_key(ping, sizeof(ping), "ping", R.run, X.job->node);
-	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o, o]",
-	    op_delete(member, ""), op_delete(ping, "")), json_array()), NULL, NULL);
+	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
+	    ej_delete(member, ""), ej_delete(ping, "")), json_array()), NULL, NULL);
 	if (!X.run_wait)
 		ac_helper_log("rendezvous: node 0 of run %ld of job %s did not "
 		    "answer in %d ms: an earlier launch's run", R.run, X.job->id,
@@ -1382,22 +1256,22 @@ on_member(json_t *reply, void *priv)
 	}
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
 		if (X.runid->run == 0 && X.job->node != 0)
-			probe(revision_of(reply));
+			probe(ej_revision(reply));
 		else
-			registered(R.run, 0, revision_of(reply));
+			registered(R.run, 0, ej_revision(reply));
 		return;
 	}
-	kv = json_array_get(kvs_of(reply, 0), 0);
+	kv = json_array_get(ej_kvs(reply, 0), 0);
 	if (X.runid->run == 0 && X.job->node != 0) {
 		/* Fresh, not node 0: our place in the newest run is ours
 		 * already (this lineage was killed before it knew its run), or
 		 * taken (an earlier launch's run), or the counter moved. */
 		size_t vl;
-		char *v = kv != NULL ? kv_field(kv, "value", &vl) : NULL;
+		char *v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
 
 		nonce_str(nonce, sizeof(nonce));
 		if (v != NULL && strcmp(v, nonce) == 0)
-			probe(revision_of(reply));
+			probe(ej_revision(reply));
 		else if (kv != NULL)
 			wait_for_node0(R.run);
 		else {
@@ -1409,12 +1283,12 @@ on_member(json_t *reply, void *priv)
 	}
 	if (kv != NULL) {
 		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		char *v = ej_kv_field(kv, "value", &vl);
 
 		nonce_str(nonce, sizeof(nonce));
 		if (v != NULL && strcmp(v, nonce) == 0) {
 			free(v);
-			registered(R.run, 0, revision_of(reply));
+			registered(R.run, 0, ej_revision(reply));
 			return;
 		}
 		free(v);
@@ -1443,12 +1317,12 @@ put_member(long run)
 	node_key(member, sizeof(member), "members", run, X.job->node);
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	nonce_str(nonce, sizeof(nonce));
-	cmp = json_pack("[o]", cmp_absent(member));
+	cmp = json_pack("[o]", ej_cmp_absent(member));
 	/* A fresh node joins the newest run only while it is the newest. */
 	if (X.runid->run == 0)
-		json_array_append_new(cmp, cmp_mod(counter, R.mod));
-	if (ac_econn_call("/v3/kv/txn", txn(cmp, json_pack("[o]", op_put(member,
-	    nonce, strlen(nonce))), json_pack("[o]", op_range(member, 0))),
+		json_array_append_new(cmp, ej_cmp_mod(counter, R.mod));
+	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
+	    nonce, strlen(nonce))), json_pack("[o]", ej_range(member, 0))),
 	    on_member, NULL) == -1)
 		X.pending = 0;
 }
@@ -1467,7 +1341,7 @@ on_open(json_t *reply, void *priv)
 		session();	/* the counter moved: read it again */
 		return;
 	}
-	registered(R.cur + 1, 0, revision_of(reply));
+	registered(R.cur + 1, 0, ej_revision(reply));
 }
 
 /* A helper that knows its run raised the counter to it (etcd lost it). */
@@ -1500,12 +1374,12 @@ on_counter(json_t *reply, void *priv)
 		X.pending = 0;
 		return;
 	}
-	kv = json_array_get(kvs_of(reply, -1), 0);
+	kv = json_array_get(ej_kvs(reply, -1), 0);
 	R.cur = 0;
 	R.mod = 0;
 	if (kv != NULL) {
 		size_t vl;
-		char *s = kv_field(kv, "value", &vl);
+		char *s = ej_kv_field(kv, "value", &vl);
 
 		R.cur = s != NULL ? atol(s) : 0;
 		R.mod = ac_json_i64(kv, "mod_revision");
@@ -1518,8 +1392,8 @@ on_counter(json_t *reply, void *priv)
 			return;
 		}
 		snprintf(v, sizeof(v), "%ld", known);
-		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
-		    cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
+		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
 		    strlen(v))), json_array()), on_raise, NULL) == -1)
 			X.pending = 0;
 		return;
@@ -1538,8 +1412,8 @@ on_counter(json_t *reply, void *priv)
 			    X.base, R.cur);
 			json_array_append_new(ops, op_put(closed_key, "1", 1));
 		}
-		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
-		    cmp_mod(counter, R.mod)), ops, json_array()), on_open,
+		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_mod(counter, R.mod)), ops, json_array()), on_open,
 		    NULL) == -1)
 			X.pending = 0;
 		return;
@@ -1582,13 +1456,13 @@ session(void)
 	X.registered = 0;
 	if (X.lease == 0) {
 		if (ac_econn_call("/v3/lease/grant", json_pack("{s:o}", "TTL",
-		    i64(X.ttl)), on_grant, NULL) == -1)
+		    ej_i64(X.ttl)), on_grant, NULL) == -1)
 			X.pending = 0;
 		return;
 	}
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key",
-	    b64s(counter)), on_counter, NULL) == -1)
+	    ej_b64s(counter)), on_counter, NULL) == -1)
 		X.pending = 0;
 }
 
@@ -1650,7 +1524,7 @@ x_timer(long now)
 	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
 		X.next_keepalive = now + X.ttl * 1000 / 3;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
-		    i64(X.lease)), on_keepalive, NULL);
+		    ej_i64(X.lease)), on_keepalive, NULL);
 	}
 	/* Last: what we sent above set libcurl's timer. */
 	next = ac_econn_timer(now);
@@ -1699,7 +1573,7 @@ withdraw_all(void)
 			continue;
 		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
 		if (ac_econn_sync("/v3/kv/deleterange", json_pack("{s:o}", "key",
-		    b64s(key)), 1000) == -1)
+		    ej_b64s(key)), 1000) == -1)
 			return;
 	}
 }
