@@ -11,10 +11,14 @@
  * else is written. One request per node per barrier, whatever the ranks.
  *
  * Keys (DESIGN-NOTES "The etcd rendezvous"): accelctl/JOB/run (the run
- * counter) and, under accelctl/JOB/rRUN/: members/NODE, arr/KEY/GEN/NODE,
- * done/KEY/GEN, abort, nodes/NODE, closed. Every key is put with this
- * helper's lease, kept alive while the helper lives, so that a job's keys go
- * away a TTL after its helpers did, without a TTL per key to refresh.
+ * counter) and, under accelctl/JOB/rRUN/ (watched): members/NODE,
+ * arr/KEY/GEN/NODE, wd/KEY/GEN/NODE (withdrawn), done/KEY/GEN, abort,
+ * nodes/NODE, closed, ping/NODE, pong/NODE; beside it (not watched) a large
+ * result's parts, pRUN/KEY/GEN/I, and what each node has read, sRUN/KEY/NODE.
+ * Every key is put with this helper's lease, kept alive while the helper
+ * lives, so that a job's keys go away a TTL after its helpers did; finished
+ * generations are deleted sooner, once no node can need them (the watch asks
+ * for puts only, so deleting costs the watchers nothing).
  *
  * What this node knows of a generation's arrivals carries, per node, the
  * revision of the news: a txn's reading at revision R and a watch event at
@@ -166,6 +170,16 @@ arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
  * and of the nodes' "seen" keys: byte order is then number order, so one
  * range deletes every generation up to one, and a txn can compare them.
  */
+/* A withdrawn arrival's announcement (withdraw_all): wd/KEY/GEN/NODE. */
+static void
+wd_key(char *buf, size_t len, const char *key, int64_t gen, long node)
+{
+	char kind[AC_KEY_MAX + 64];
+
+	snprintf(kind, sizeof(kind), "wd/%s/%" PRId64 "/%ld", key, gen, node);
+	keyname(buf, len, kind, NULL, 0);
+}
+
 static void
 done_key(char *buf, size_t len, const char *key, int64_t gen)
 {
@@ -603,6 +617,8 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	    prev->done) {
 		keyname(old, sizeof(old), "arr", c->key, c->gen - 2);
 		json_array_append_new(ops, ej_delete(old, NULL));
+		keyname(old, sizeof(old), "wd", c->key, c->gen - 2);
+		json_array_append_new(ops, ej_delete(old, NULL));
 	}
 	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_absent(mine)),
 	    ops, json_pack("[o]", ej_range(gen, 1))), on_arrive, r) == -1)
@@ -958,6 +974,22 @@ acks(int sync)
 /* --- the watch --- */
 
 /*
+ * Watch the run's prefix from revision FROM, puts only (NODELETE): deleting
+ * finished generations is then no traffic for the watchers (a deleted key
+ * was an event to every node; at 16 nodes a barrier's watch traffic
+ * doubled). Nothing here needs a delete: a withdrawn arrival is announced
+ * by a put of its wd/ key (withdraw_all), and a reading (a txn's range)
+ * sees keys as they are.
+ */
+static void
+watch_at(long long from)
+{
+	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o, s:[s]}}", "create_request",
+	    "key", ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix),
+	    "start_revision", ej_i64(from), "filters", "NODELETE"));
+}
+
+/*
  * Node 0 opened a newer run: ours is closed. A helper that joined it fresh,
  * before node 0 of its own launch opened that one, and saw nothing complete
  * there, was in an earlier launch's run by mistake: it registers again.
@@ -1005,6 +1037,14 @@ event(json_t *ev)
 
 		if (a != NULL) {
 			news(a, node, del ? NULL : v, rev);
+			settle(a);
+		}
+	} else if (strncmp(rest, "wd/", 3) == 0 && !del &&
+	    sscanf(rest + 3, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
+		struct arrivals *a = tracked(key, gen);
+
+		if (a != NULL) {	/* withdrawn as of REV */
+			news(a, node, NULL, rev);
 			settle(a);
 		}
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
@@ -1056,9 +1096,7 @@ on_watch(json_t *msg)
 		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
 		X.last_rev = compacted - 1;
-		ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request",
-		    "key", ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix),
-		    "start_revision", ej_i64(compacted)));
+		watch_at(compacted);
 		sweep();
 		return;
 	}
@@ -1076,9 +1114,7 @@ watch_from(long long reg)
 
 	X.watch_run = X.runid->run;
 	X.last_rev = from - 1;
-	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
-	    ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix), "start_revision",
-	    ej_i64(from)));
+	watch_at(from);
 }
 
 /* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
@@ -1194,11 +1230,10 @@ probe(long long rev)
 
 	X.probing = 1;		/* X.pending stays set */
 	X.probe_rev = rev;
+	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
 	X.probe_end = ac_now_ms() + PROBE_MS;
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
-	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
-	    ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix), "start_revision",
-	    ej_i64(rev + 1)));
+	watch_at(rev + 1);
 	node_key(key, sizeof(key), "ping", R.run, X.job->node);
 	nonce_str(nonce, sizeof(nonce));
 	put_simple(key, nonce);
@@ -1563,7 +1598,7 @@ x_describe(char *buf, size_t len)
 static void
 withdraw_all(void)
 {
-	char key[KEY_MAX];
+	char key[KEY_MAX], wd[KEY_MAX];
 
 	if (!ready())
 		return;
@@ -1571,9 +1606,12 @@ withdraw_all(void)
 		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
 		    c->narrived < X.job->lsize)
 			continue;
+		/* The watch brings no deletes: a put of wd/ says it. */
 		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
-		if (ac_econn_sync("/v3/kv/deleterange", json_pack("{s:o}", "key",
-		    ej_b64s(key)), 1000) == -1)
+		wd_key(wd, sizeof(wd), c->key, c->gen, X.job->node);
+		if (ac_econn_sync("/v3/kv/txn", ej_txn(json_array(), json_pack(
+		    "[o, o]", ej_delete(key, ""), op_put(wd, "", 0)), json_array()),
+		    1000) == -1)
 			return;
 	}
 }

@@ -95,4 +95,37 @@ testNodeOneFirst() {
 	assertEquals "both pass" "0 0" "$rc $(cat "$(scratch)/a.rc.1")"
 }
 
+# A helper that exits withdraws its arrivals at barriers that did not
+# complete (as over Redis). Nodes 0 and 1 of 3 arrive at x; node 1's rank is
+# killed and its helper stopped; then node 2 arrives. Node 0 (which saw node
+# 1's arrival come) and node 2 (which reads it gone) must agree: neither
+# passes. The watch brings no deletes, so the withdrawal is announced by a
+# put (wd/); without it node 0 passed and node 2 timed out.
+testWithdrawnArrivalSeenByWaiters() {
+	JOB=withdrawn
+	w() {	# NODE ARGS...: exec as rank NODE of a 3-node job, one rank a node
+		local n=$1 d; shift
+		d=$(scratch)/wd/n$n; mkdir -p "$d"; chmod 700 "$d"
+		exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="$ETCD_URL" \
+			ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
+			ACCELCTL_WORLD_SIZE=3 ACCELCTL_NNODES=3 ACCELCTL_LOCAL_RANK=0 \
+			ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_NODE_RANK="$n" "$@"
+	}
+	( (w 0 timeout 30 "$ACCELCTL" barrier --timeout 8s x 2>/dev/null); echo $? >"$(scratch)/wd.rc.0") &
+	(w 1 "$ACCELCTL" barrier --timeout 30s x 2>/dev/null) &
+	local c1=$! i=0
+	until [ "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:x/0/" --keys-only | grep -c .)" = 2 ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	sleep 0.5	# node 0 has had node 1's arrival from its watch
+	assertTrue "node 1's rank waits" "kill -0 $c1"
+	kill -9 "$c1"; wait "$c1" 2>/dev/null
+	(w 1 "$ACCELCTL" helper stop >/dev/null 2>&1)
+	assertEquals "node 1's arrival withdrawn" "" "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:x/0/1" --keys-only)"
+	(w 2 timeout 30 "$ACCELCTL" barrier --timeout 4s x 2>/dev/null)
+	local rc2=$?
+	wait
+	assertEquals "node 2 does not pass on a withdrawn arrival" 124 "$rc2"
+	assertEquals "node 0 does not pass either" 124 "$(cat "$(scratch)/wd.rc.0")"
+	for i in 0 2; do (w "$i" "$ACCELCTL" helper stop >/dev/null 2>&1); done
+}
+
 load_shunit2
