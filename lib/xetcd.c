@@ -1579,7 +1579,10 @@ x_describe(char *buf, size_t len)
 	int final;
 	const char *down = ac_econn_down(&final);
 
-	if (down == NULL && X.run_wait)
+	if (down == NULL && X.probing)
+		snprintf(buf, len, "etcd (%s, joining run %ld: is its node 0 "
+		    "alive?)", ac_econn_where(), R.run);
+	else if (down == NULL && X.run_wait)
 		snprintf(buf, len, "etcd (%s, waiting for node 0 to open this "
 		    "launch's run)", ac_econn_where());
 	else if (down == NULL)
