@@ -17,7 +17,10 @@
  * list is tried (at once while some have not been tried since the last
  * success, then after a capped back-off), the token is asked for again, and
  * the ready hook posts everything again. Final (a refused password, a denied
- * permission): down for good, in etcd's own words.
+ * permission, a request over etcd's size limit, a full database): down for
+ * good, in etcd's own words. A request sent as large (a result's value)
+ * that etcd finds too large is refused alone: its caller says so to the
+ * other nodes, and the connection stays up.
  */
 #include <stdio.h>
 #include <stdlib.h>
