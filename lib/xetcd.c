@@ -750,32 +750,42 @@ static void
 on_want(json_t *reply, void *priv)
 {
 	struct req *r = priv;
-	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
+	json_t *kv = json_array_get(ej_kvs(reply, 0), 0);
+	json_t *seen = json_array_get(ej_kvs(reply, 1), 0);
+	size_t vl;
+	char *v;
 
 	if (kv != NULL) {
-		size_t vl;
-		char *v = ej_kv_field(kv, "value", &vl);
-
-		if (v != NULL)
+		if ((v = ej_kv_field(kv, "value", &vl)) != NULL)
 			got_value(r->key, r->gen, v, vl);
+		free(v);
+	} else if (seen != NULL && (v = ej_kv_field(seen, "value", &vl)) != NULL) {
+		struct ac_result none = { .failed = "" };
+
+		/* Gone, and this node said every rank of it had read it: a
+		 * helper that replaced a killed one replays it from its
+		 * journal. Nobody here waits there again: it is over. */
+		if (strtoll(v, NULL, 10) >= r->gen)
+			ac_job_remote_done(X.job, r->key, r->gen, &none);
 		free(v);
 	}
 	free(r);
 }
 
 /* A result op whose source may be on another node: is it written? If not,
- * the watch brings it. */
+ * the watch brings it. The same txn reads what this node said it read. */
 static void
 x_want(struct ac_job *j, struct ac_coll *c)
 {
-	char key[KEY_MAX];
+	char key[KEY_MAX], seen[KEY_MAX];
 	struct req *r;
 
 	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
-	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
-	    on_want, r) == -1)
+	seen_key(seen, sizeof(seen), c->key, j->node);
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
+	    ej_range(key, 0), ej_range(seen, 0)), json_array()), on_want, r) == -1)
 		free(r);
 }
 

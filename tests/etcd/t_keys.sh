@@ -103,6 +103,26 @@ testHelperKilledMidLoop() {
 	assertTrue "the job's keys stay few: $n ($(etcdctl_ get --prefix accelctl/ --keys-only | grep . | head -40 | tr '\n' ' '))" "[ $n -le 30 ]"
 }
 
+# The same after results: node 1's helper is SIGKILLed once every node has
+# read 5 broadcasts (and they were deleted). The helper its rank starts
+# again replays them from the journal; the last one is gone from etcd, but
+# this node said it had read it: it is over, not in flight for good.
+testHelperKilledAfterResults() {
+	local d; d=$(scratch)/hr; mkdir -p "$d"
+	across 2 1 bash -c '
+		for i in 1 2 3 4 5; do accelctl broadcast --timeout 20s v "$i" >/dev/null || exit; done
+		accelctl barrier --timeout 20s read || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			sleep 1	# the acknowledgements, and the deletes
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
+		fi
+		accelctl barrier --timeout 20s end || exit
+		sleep 0.5
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "both ranks went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertContains "node 1's new helper has nothing in flight" "$(cat "$d/status")" "nothing in flight"
+}
+
 # etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at
 # once with etcd's words and a sentence naming the alarm.
 testDatabaseFull() {
