@@ -628,7 +628,10 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 	for (const struct ac_coll *c = j->colls; c != NULL && n < len; c = c->next) {
 		char sum[1024];
 
-		if (c->done || c->src == AC_SRC_LOST)
+		/* Nor one the transport failed for good (its waiters exited
+		 * 125, later ones will): it waits for nothing, as a lost
+		 * source's does not. */
+		if (c->done || c->src == AC_SRC_LOST || c->xfailed != NULL)
 			continue;
 		ac_coll_summary(j, c, sum, sizeof(sum));
 		n += (size_t)snprintf(buf + n, len - n,

@@ -17,7 +17,10 @@
  * list is tried (at once while some have not been tried since the last
  * success, then after a capped back-off), the token is asked for again, and
  * the ready hook posts everything again. Final (a refused password, a denied
- * permission): down for good, in etcd's own words.
+ * permission, a request over etcd's size limit, a full database): down for
+ * good, in etcd's own words. A request sent as large (a result's value)
+ * that etcd finds too large is refused alone: its caller says so to the
+ * other nodes, and the connection stays up.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,7 @@ struct req {
 	size_t			 scanned;	/* watch: bytes handled as lines */
 	int			 watch;
 	int			 auth;		/* the authenticate call itself */
+	int			 large;		/* its callback handles "too large" */
 	ac_econn_cb		*cb;
 	void			*priv;
 	char			 err[CURL_ERROR_SIZE];
@@ -65,6 +69,7 @@ static struct {
 	long			 next_try;	/* ms: connect again, or -1 */
 	long			 backoff;
 	char			 token[512];
+	char			 refusal[512];	/* a large request's, during its callback */
 	char			 down[700];	/* "" while healthy */
 	int			 final;
 	unsigned long		 nreq;
@@ -226,19 +231,14 @@ ac_econn_fail(const char *why)
 	drop_all();
 }
 
-/*
- * etcd refused a request: a grpc-gateway error, {"error": "...", "code": N,
- * "message": "..."}. Waiting cannot help a refused password or a denied
- * permission; a lost lease is granted again; anything else (no leader, a
- * leader change, an expired token, too many requests) is tried again.
- */
-static void
-refused(long http, const char *body)
+/* etcd's words for a refusal: a grpc-gateway error, {"error": "...",
+ * "code": N, "message": "..."}, or a stream's {"error": {...}}. */
+static long long
+refusal_text(long http, const char *body, char *why, size_t len)
 {
 	json_t *j = body != NULL ? json_loads(body, 0, NULL) : NULL;
 	json_t *err = json_is_object(j) ? json_object_get(j, "error") : NULL;
 	const char *msg = NULL;
-	char why[512];
 	long long code = j != NULL ? ac_json_i64(j, "code") : 0;
 
 	if (json_is_object(err)) {	/* a stream's error */
@@ -249,10 +249,32 @@ refused(long http, const char *body)
 		msg = json_string_value(json_object_get(j, "message"));
 	if (msg == NULL && j != NULL)
 		msg = json_string_value(err);
-	snprintf(why, sizeof(why), "%s", msg != NULL ? msg : "");
+	snprintf(why, len, "%s", msg != NULL ? msg : "");
 	if (why[0] == '\0')
-		snprintf(why, sizeof(why), "HTTP status %ld", http);
+		snprintf(why, len, "HTTP status %ld", http);
 	json_decref(j);
+	return code;
+}
+
+static int
+too_large(const char *why)
+{
+	return strstr(why, "request is too large") != NULL;
+}
+
+/*
+ * etcd refused a request. Waiting cannot help a refused password, a denied
+ * permission, a request over etcd's size limit or a full database (an alarm
+ * only an operator clears); a lost lease is granted again; anything else (no
+ * leader, a leader change, an expired token, too many requests) is tried
+ * again.
+ */
+static void
+refused(long http, const char *body)
+{
+	char why[256], text[384];
+	long long code = refusal_text(http, body, why, sizeof(why));
+
 	if (strstr(why, "invalid auth token") != NULL ||
 	    strstr(why, "auth: revision in header is old") != NULL)
 		ac_econn_reset(why);	/* authenticate again */
@@ -260,6 +282,15 @@ refused(long http, const char *body)
 		if (E.h->lease_lost != NULL)
 			E.h->lease_lost();
 		ac_econn_reset(why);
+	} else if (too_large(why)) {
+		snprintf(text, sizeof(text), "etcd refused a request as larger "
+		    "than its limit (its --max-request-bytes): %s", why);
+		ac_econn_fail(text);
+	} else if (strstr(why, "database space exceeded") != NULL) {
+		snprintf(text, sizeof(text), "etcd's database is full (its NOSPACE "
+		    "alarm; an operator must compact, defragment and disarm it): "
+		    "%s", why);
+		ac_econn_fail(text);
 	} else if (code == 7 || code == 16 || strstr(why, "authentication failed") ||
 	    strstr(why, "permission denied") || strstr(why, "user name is empty") ||
 	    strstr(why, "user name not found") || http == 404)
@@ -408,6 +439,18 @@ finished(struct req *r, CURLcode rc)
 			json_decref(none);
 			free_req(r);
 			return;
+		}
+		/* A result too large for one request: its caller says so to
+		 * every node; the connection is fine. */
+		if (r->large && r->cb != NULL) {
+			refusal_text(http, r->buf, E.refusal, sizeof(E.refusal));
+			if (too_large(E.refusal)) {
+				r->cb(NULL, r->priv);
+				E.refusal[0] = '\0';
+				free_req(r);
+				return;
+			}
+			E.refusal[0] = '\0';
 		}
 		if (r->cb != NULL)
 			r->cb(NULL, r->priv);
@@ -649,6 +692,29 @@ ac_econn_call(const char *path, json_t *body, ac_econn_cb *cb, void *priv)
 		return -1;
 	}
 	return 0;
+}
+
+int
+ac_econn_call_large(const char *path, json_t *body, ac_econn_cb *cb, void *priv)
+{
+	struct req *r;
+
+	if (!ac_econn_up() || body == NULL) {
+		json_decref(body);
+		return -1;
+	}
+	if ((r = send_req(path, body, cb, priv, 0)) == NULL) {
+		ac_econn_reset("out of memory");
+		return -1;
+	}
+	r->large = 1;
+	return 0;
+}
+
+const char *
+ac_econn_refusal(void)
+{
+	return E.refusal[0] != '\0' ? E.refusal : NULL;
 }
 
 int

@@ -46,6 +46,15 @@ const char *ac_econn_where(void);
 
 /* POST BODY (stolen) to PATH ("/v3/kv/txn"). 0, or -1 when down (CB not called). */
 int  ac_econn_call(const char *path, json_t *body, ac_econn_cb *cb, void *priv);
+/*
+ * The same for a request that may exceed etcd's size limit (a result's
+ * value): when etcd refuses it as too large, CB gets NULL while
+ * ac_econn_refusal() says why, and the connection stays up. Any other
+ * request refused so fails the connection for good.
+ */
+int  ac_econn_call_large(const char *path, json_t *body, ac_econn_cb *cb,
+    void *priv);
+const char *ac_econn_refusal(void);
 /* Open the watch stream with the WatchRequest BODY (stolen), replacing the
  * one open. Its end, however it comes, resets the connection. */
 int  ac_econn_watch(json_t *body);

@@ -92,16 +92,21 @@ ac_etcd_parse(const char *url, const char *password_file, const char *cacert,
 		snprintf(err, errlen, "invalid rendezvous: " USAGE);
 		return -1;
 	}
-	/* The gateway's paths are ours to choose: nothing may follow the list. */
-	if (strchr(p, '/') != NULL || strchr(p, '?') != NULL) {
-		snprintf(err, errlen, "invalid rendezvous: no path after the "
-		    "endpoints: " USAGE);
-		return -1;
-	}
+	/*
+	 * The user part ends at the last '@' (a host has none), so a password
+	 * may hold '/', '?' or '@'; only the endpoints after it are checked
+	 * for a path.
+	 */
 	if ((at = strrchr(p, '@')) != NULL) {
 		const char *c = memchr(p, ':', (size_t)(at - p));
 		int file = password_file != NULL && *password_file != '\0';
 		int bad;
+
+		if (at == p || (c == p && at == c + 1)) {
+			snprintf(err, errlen, "invalid rendezvous: nothing between "
+			    "'//' and '@' (a user, a password, or both): " USAGE);
+			return -1;
+		}
 
 		/* A lone word is the user (with a password file) or the password. */
 		if (c == NULL)
@@ -121,6 +126,12 @@ ac_etcd_parse(const char *url, const char *password_file, const char *cacert,
 			snprintf(u->user, sizeof(u->user), "root");
 		}
 		p = at + 1;
+	}
+	/* The gateway's paths are ours to choose: nothing may follow the list. */
+	if (strchr(p, '/') != NULL || strchr(p, '?') != NULL) {
+		snprintf(err, errlen, "invalid rendezvous: no path after the "
+		    "endpoints: " USAGE);
+		return -1;
 	}
 	for (;;) {
 		end = strchr(p, ',');

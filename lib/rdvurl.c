@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "etcdurl.h"
 #include "num.h"
 #include "rdvurl.h"
 
@@ -142,7 +143,8 @@ ac_rdv_scrub(char *arg)
 	if (auth == NULL)
 		return;
 	auth += 3;
-	end = auth + strcspn(auth, "/");
+	/* An etcd URL has no path: its password may hold '/' (etcdurl.c). */
+	end = auth + (ac_etcd_scheme(arg) ? strlen(auth) : strcspn(auth, "/"));
 	for (char *q = auth; q < end; q++)
 		if (*q == '@')
 			at = q;

@@ -11,10 +11,14 @@
  * else is written. One request per node per barrier, whatever the ranks.
  *
  * Keys (DESIGN-NOTES "The etcd rendezvous"): accelctl/JOB/run (the run
- * counter) and, under accelctl/JOB/rRUN/: members/NODE, arr/KEY/GEN/NODE,
- * done/KEY/GEN, abort, nodes/NODE, closed. Every key is put with this
- * helper's lease, kept alive while the helper lives, so that a job's keys go
- * away a TTL after its helpers did, without a TTL per key to refresh.
+ * counter) and, under accelctl/JOB/rRUN/ (watched): members/NODE,
+ * arr/KEY/GEN/NODE, wd/KEY/GEN/NODE (withdrawn), done/KEY/GEN, abort,
+ * nodes/NODE, closed, ping/NODE, pong/NODE; beside it (not watched) a large
+ * result's parts, pRUN/KEY/GEN/I, and what each node has read, sRUN/KEY/NODE.
+ * Every key is put with this helper's lease, kept alive while the helper
+ * lives, so that a job's keys go away a TTL after its helpers did; finished
+ * generations are deleted sooner, once no node can need them (the watch asks
+ * for puts only, so deleting costs the watchers nothing).
  *
  * What this node knows of a generation's arrivals carries, per node, the
  * revision of the news: a txn's reading at revision R and a watch event at
@@ -34,12 +38,23 @@
 #include "coll.h"
 #include "duration.h"
 #include "econn.h"
+#include "ejson.h"
 #include "kind.h"
 #include "xetcd.h"
 #include "xvalue.h"
 
 #define KEY_MAX 1024
 #define FAILS_SHOWN 40
+/*
+ * A result larger than this is written as parts of this size, one request
+ * each: etcd refuses a request over its --max-request-bytes (1.5 MiB by
+ * default), and base64 makes 512 KiB about 0.7 MB on the wire.
+ */
+#define PART_MAX (512 << 10)
+#define VALUE_MAX ((16 << 20) + 4096)
+#define UPLOADS_MAX (256 << 20)
+/* How long a node joining a run fresh waits for that run's node 0 to answer. */
+#define PROBE_MS 3000
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -48,6 +63,35 @@ struct arrivals {
 	int64_t		 gen;
 	long long	*rev;		/* [nnodes] revision of the news */
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
+};
+
+/* A result to write: its parts, one put at a time, then its key. Kept
+ * until etcd has it: a source runs ahead of a helper not yet registered (or
+ * reconnecting), and coll.c keeps only the last result of a name. */
+struct upload {
+	struct upload	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	char		*v;
+	size_t		 len, nparts, part;
+	int		 busy;		/* a put is out */
+};
+
+/* A result in parts being read back, one part at a time. */
+struct fetch {
+	struct fetch	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	char		*v;
+	size_t		 len, total, nparts, part;
+};
+
+/* A result's name: the last generation every rank of this node has read. */
+struct seen {
+	struct seen	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 acked;		/* etcd knows; -1: none yet */
+	int64_t		 sending;	/* in flight, or -1 */
 };
 
 static struct {
@@ -63,11 +107,18 @@ static struct {
 	int		 run_wait;	/* node 0 has not opened this launch's run */
 	long		 retry_reg;
 	long		 fresh_run;	/* joined fresh, not opened; or 0 */
+	int		 probing;	/* joined fresh: is node 0 there alive? */
+	int		 nonce_saved;	/* fresh, and the nonce is on disk */
+	long		 probe_end;	/* ms */
+	long long	 probe_rev;	/* our member key's revision */
 	int		 progressed;
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
 	struct arrivals	*arr;
+	struct upload	*uploads;
+	struct fetch	*fetches;
+	struct seen	*seen;
 } X;
 
 struct req {
@@ -85,121 +136,13 @@ ready(void)
 	return X.registered && ac_econn_up();
 }
 
-/* --- JSON of etcd's gateway --- */
+/* --- JSON of etcd's gateway (ejson.c) --- */
 
-static json_t *
-b64(const char *s, size_t n)
-{
-	char *e = ac_b64_encode(s, n);
-	json_t *j = e != NULL ? json_string(e) : NULL;
-
-	free(e);
-	return j;
-}
-
-static json_t *
-b64s(const char *s)
-{
-	return b64(s, strlen(s));
-}
-
-static json_t *
-i64(long long v)
-{
-	char s[24];
-
-	snprintf(s, sizeof(s), "%lld", v);
-	return json_string(s);
-}
-
-/* The end of the range of keys that start with PREFIX. */
-static json_t *
-prefix_end(const char *prefix)
-{
-	char end[KEY_MAX + 64];
-	size_t n = strlen(prefix);
-
-	memcpy(end, prefix, n + 1);
-	end[n - 1]++;		/* prefixes end in '/': '0' follows */
-	return b64(end, n);
-}
-
+/* A put with this helper's lease. */
 static json_t *
 op_put(const char *key, const void *v, size_t len)
 {
-	json_t *put = json_pack("{s:o, s:o}", "key", b64s(key), "value",
-	    b64(v, len));
-
-	if (put != NULL && X.lease != 0)
-		json_object_set_new(put, "lease", i64(X.lease));
-	return json_pack("{s:o}", "request_put", put);
-}
-
-static json_t *
-op_range(const char *key, int prefix)
-{
-	json_t *r = json_pack("{s:o}", "key", b64s(key));
-
-	if (r != NULL && prefix)
-		json_object_set_new(r, "range_end", prefix_end(key));
-	return json_pack("{s:o}", "request_range", r);
-}
-
-static json_t *
-cmp_absent(const char *key)
-{
-	return json_pack("{s:o, s:s, s:s, s:s}", "key", b64s(key), "target",
-	    "CREATE", "result", "EQUAL", "create_revision", "0");
-}
-
-static json_t *
-cmp_mod(const char *key, long long rev)
-{
-	return json_pack("{s:o, s:s, s:s, s:o}", "key", b64s(key), "target",
-	    "MOD", "result", "EQUAL", "mod_revision", i64(rev));
-}
-
-static json_t *
-txn(json_t *compare, json_t *success, json_t *failure)
-{
-	return json_pack("{s:o, s:o, s:o}", "compare", compare, "success",
-	    success, "failure", failure);
-}
-
-/* The kvs of response I of a txn reply (or of a range reply when I < 0). */
-static json_t *
-kvs_of(json_t *reply, int i)
-{
-	json_t *r = reply;
-
-	if (i >= 0)
-		r = json_object_get(json_object_get(json_array_get(
-		    json_object_get(reply, "responses"), (size_t)i),
-		    "response_range"), "kvs");
-	else
-		r = json_object_get(reply, "kvs");
-	return json_is_array(r) ? r : NULL;
-}
-
-static long long
-revision_of(json_t *reply)
-{
-	return ac_json_i64(json_object_get(reply, "header"), "revision");
-}
-
-/* A kv's key (NUL-terminated, malloc()ed) and value. */
-static char *
-kv_field(json_t *kv, const char *field, size_t *len)
-{
-	const char *s = json_string_value(json_object_get(kv, field));
-	size_t n;
-
-	if (s == NULL) {	/* proto3 JSON leaves out an empty value */
-		*len = 0;
-		return strdup("");
-	}
-	n = strlen(s);
-	return ac_b64_decode(s, n, len);
+	return ej_put(key, v, len, X.lease);
 }
 
 /* --- keys --- */
@@ -222,13 +165,49 @@ arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
 	keyname(buf, len, kind, NULL, 0);
 }
 
+/*
+ * A result's key. Its generation has 20 digits, as have those of its parts
+ * and of the nodes' "seen" keys: byte order is then number order, so one
+ * range deletes every generation up to one, and a txn can compare them.
+ */
+/* A withdrawn arrival's announcement (withdraw_all): wd/KEY/GEN/NODE. */
+static void
+wd_key(char *buf, size_t len, const char *key, int64_t gen, long node)
+{
+	char kind[AC_KEY_MAX + 64];
+
+	snprintf(kind, sizeof(kind), "wd/%s/%" PRId64 "/%ld", key, gen, node);
+	keyname(buf, len, kind, NULL, 0);
+}
+
 static void
 done_key(char *buf, size_t len, const char *key, int64_t gen)
 {
 	char kind[AC_KEY_MAX + 48];
 
-	snprintf(kind, sizeof(kind), "done/%s/%" PRId64, key, gen);
+	snprintf(kind, sizeof(kind), "done/%s/%020" PRId64, key, gen);
 	keyname(buf, len, kind, NULL, 0);
+}
+
+/* Part I of a result, outside the run's prefix so that the watch does not
+ * carry it to every node: accelctl/JOB/pRUN/KEY/GEN/I. GEN -1: the prefix
+ * of KEY's parts. */
+static void
+part_key(char *buf, size_t len, const char *key, int64_t gen, size_t i)
+{
+	if (gen < 0)
+		snprintf(buf, len, "%sp%ld/%s/", X.base, X.runid->run, key);
+	else
+		snprintf(buf, len, "%sp%ld/%s/%020" PRId64 "/%zu", X.base,
+		    X.runid->run, key, gen, i);
+}
+
+/* The last generation of result KEY that every rank of NODE has read:
+ * accelctl/JOB/sRUN/KEY/NODE, outside the watched prefix too. */
+static void
+seen_key(char *buf, size_t len, const char *key, long node)
+{
+	snprintf(buf, len, "%ss%ld/%s/%ld", X.base, X.runid->run, key, node);
 }
 
 static void
@@ -249,6 +228,125 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	X.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
+}
+
+static void
+fetch_free(struct fetch *f)
+{
+	for (struct fetch **p = &X.fetches; *p != NULL; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	free(f->v);
+	free(f);
+}
+
+static void fetch_next(struct fetch *f);
+
+static void
+on_fetch(json_t *reply, void *priv)
+{
+	struct fetch *f = priv;
+	json_t *kv = reply != NULL ? json_array_get(ej_kvs(reply, -1), 0) : NULL;
+	char *v = NULL;
+	size_t vl = 0;
+
+	if (reply == NULL) {
+		fetch_free(f);	/* reset: sweep() asks for the result again */
+		return;
+	}
+	if (kv == NULL || (v = ej_kv_field(kv, "value", &vl)) == NULL ||
+	    vl > f->total - f->len) {
+		ac_helper_log("rendezvous: part %zu of %s generation %" PRId64
+		    " is %s", f->part, f->key, f->gen, kv == NULL ? "gone" :
+		    "malformed");
+		free(v);
+		fetch_free(f);
+		return;
+	}
+	memcpy(f->v + f->len, v, vl);
+	f->len += vl;
+	free(v);
+	if (++f->part < f->nparts) {
+		fetch_next(f);
+		return;
+	}
+	if (f->len == f->total)
+		deliver(f->key, f->gen, f->v, f->len);
+	else
+		ac_helper_log("rendezvous: the parts of %s generation %" PRId64
+		    " hold %zu bytes, not %zu", f->key, f->gen, f->len, f->total);
+	fetch_free(f);
+}
+
+static void
+fetch_next(struct fetch *f)
+{
+	char key[KEY_MAX];
+
+	part_key(key, sizeof(key), f->key, f->gen, f->part);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
+	    on_fetch, f) == -1)
+		fetch_free(f);
+}
+
+/*
+ * A result's key says "P PARTS BYTES": its value was written as parts before
+ * the key (so a reader never sees a partial value). Read them in turn and
+ * join them, once per result this node still waits for.
+ */
+static void
+fetch_start(const char *key, int64_t gen, const char *v)
+{
+	struct ac_coll *c = ac_job_find(X.job, key, gen);
+	unsigned long long nparts, total;
+	struct fetch *f;
+
+	if (c == NULL || c->done || c->op != AC_OP_RESULT)
+		return;
+	if (sscanf(v, "P %llu %llu", &nparts, &total) != 2 || total == 0 ||
+	    total > VALUE_MAX || nparts != (total + PART_MAX - 1) / PART_MAX) {
+		ac_helper_log("rendezvous: %s generation %" PRId64 ": not a "
+		    "result", key, gen);
+		return;
+	}
+	for (f = X.fetches; f != NULL; f = f->next)
+		if (f->gen == gen && strcmp(f->key, key) == 0)
+			return;		/* under way */
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (f->v = malloc((size_t)total)) == NULL) {
+		free(f);
+		return;
+	}
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	f->gen = gen;
+	f->total = (size_t)total;
+	f->nparts = (size_t)nparts;
+	f->next = X.fetches;
+	X.fetches = f;
+	fetch_next(f);
+}
+
+/*
+ * What a result's key holds: the result; "P PARTS BYTES", a result in
+ * parts; or "F why", a result its source could not write (etcd refused it
+ * as too large): this node's waiters fail alike (125) with the reason.
+ */
+static void
+got_value(const char *key, int64_t gen, const char *v, size_t len)
+{
+	struct ac_coll *c;
+
+	if (len >= 2 && v[0] == 'P' && v[1] == ' ')
+		fetch_start(key, gen, v);
+	else if (len >= 2 && v[0] == 'F' && v[1] == ' ') {
+		c = ac_job_find(X.job, key, gen);
+		if (c != NULL && !c->done && c->xfailed == NULL &&
+		    X.job->failed != NULL)
+			X.job->failed(X.job, c, v + 2);
+	} else
+		deliver(key, gen, v, len);
 }
 
 static struct arrivals *
@@ -442,15 +540,15 @@ on_arrive(json_t *reply, void *priv)
 	size_t i;
 
 	if (reply != NULL && (a = tracked(r->key, r->gen)) != NULL) {
-		rev = revision_of(reply);
+		rev = ej_revision(reply);
 		/* The arrivals at REV: those listed, and no others. */
 		for (long node = 0; node < X.job->nnodes; node++)
 			news(a, node, NULL, rev);
-		kvs = kvs_of(reply, json_is_true(json_object_get(reply,
+		kvs = ej_kvs(reply, json_is_true(json_object_get(reply,
 		    "succeeded")) ? 1 : 0);
 		json_array_foreach(kvs, i, kv) {
 			size_t kl, vl;
-			char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+			char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 			if (k != NULL && v != NULL)
 				news(a, node_of(k), v, rev);
@@ -462,15 +560,43 @@ on_arrive(json_t *reply, void *priv)
 	free(r);
 }
 
+/*
+ * Has every rank of this node arrived at a later generation of C's name
+ * since C? Then C is the journal's memory of a collective that is over here
+ * (a helper that replaced a killed one replays every arrival): nobody here
+ * waits there again, and etcd may have deleted its keys as no node needs
+ * them. It is completed here without etcd; posting it again put back an
+ * arrival nobody reads, and it never completed (a phantom in status).
+ */
+static int
+over_here(struct ac_job *j, struct ac_coll *c)
+{
+	struct ac_result none = { 0 };
+
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		if (strcmp(k->key, c->key) != 0)
+			continue;
+		for (long l = 0; l < j->lsize; l++)
+			if (k->next_gen[l] <= c->gen + 1)
+				return 0;
+		none.failed = "";
+		ac_job_remote_done(j, c->key, c->gen, &none);
+		return 1;
+	}
+	return 0;
+}
+
 /* This node's ranks all arrived at barrier C: one txn posts and reads. */
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char mine[KEY_MAX], gen[KEY_MAX], fails[4096];
+	char mine[KEY_MAX], gen[KEY_MAX], old[KEY_MAX], fails[4096];
 	size_t n = 0;
 	struct req *r;
+	struct ac_coll *prev;
+	json_t *ops;
 
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	fails[0] = '\0';
 	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
@@ -480,70 +606,193 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 			    j->rank_of[l] : l), (long long)c->status[l]);
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
-	if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]", cmp_absent(mine)),
-	    json_pack("[o, o]", op_put(mine, fails, n), op_range(gen, 1)),
-	    json_pack("[o]", op_range(gen, 1))), on_arrive, r) == -1)
+	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));
+	/*
+	 * Generation GEN-1 completed here: every node's ranks all arrived
+	 * there, so every rank of the job has left GEN-2 and none will wait
+	 * there again. Its arrivals go in this txn (after the range, whose
+	 * index on_arrive() reads), so a long loop keeps two generations.
+	 */
+	if (c->gen >= 2 && (prev = ac_job_find(j, c->key, c->gen - 1)) != NULL &&
+	    prev->done) {
+		keyname(old, sizeof(old), "arr", c->key, c->gen - 2);
+		json_array_append_new(ops, ej_delete(old, NULL));
+		keyname(old, sizeof(old), "wd", c->key, c->gen - 2);
+		json_array_append_new(ops, ej_delete(old, NULL));
+	}
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_absent(mine)),
+	    ops, json_pack("[o]", ej_range(gen, 1))), on_arrive, r) == -1)
 		free(r);
 }
 
-/* A local source's result (or death): one put that every node watches. */
+static void
+upload_free(struct upload *u)
+{
+	for (struct upload **p = &X.uploads; *p != NULL; p = &(*p)->next)
+		if (*p == u) {
+			*p = u->next;
+			break;
+		}
+	free(u->v);
+	free(u);
+}
+
+static void on_upload(json_t *reply, void *priv);
+
+/* The next put of U: a part, or the result's key (the value itself, or
+ * "P PARTS BYTES" once every part is in). */
+static void
+upload_next(struct upload *u)
+{
+	char key[KEY_MAX], head[64];
+	json_t *put;
+
+	if (u->part < u->nparts) {
+		size_t off = u->part * PART_MAX;
+
+		part_key(key, sizeof(key), u->key, u->gen, u->part);
+		put = op_put(key, u->v + off, u->len - off < PART_MAX ?
+		    u->len - off : PART_MAX);
+	} else {
+		done_key(key, sizeof(key), u->key, u->gen);
+		put = u->nparts == 0 ? op_put(key, u->v, u->len) : op_put(key,
+		    head, (size_t)snprintf(head, sizeof(head), "P %zu %zu",
+		    u->nparts, u->len));
+	}
+	u->busy = 1;
+	if (ac_econn_call_large("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
+	    put), json_array()), on_upload, u) == -1)
+		u->busy = 0;	/* down: sweep() starts it again */
+}
+
+static void
+on_upload(json_t *reply, void *priv)
+{
+	struct upload *u = priv;
+	const char *why = ac_econn_refusal();
+	char key[KEY_MAX], text[512];
+
+	if (reply == NULL && why != NULL) {
+		/* Not even a part fits (etcd's limit was lowered): say so to
+		 * every node, whose waiters fail at once rather than at their
+		 * deadline. */
+		snprintf(text, sizeof(text), "F etcd refused a result of %zu "
+		    "bytes as larger than its request limit (its "
+		    "--max-request-bytes; accelctl writes parts of %d KiB): %s",
+		    u->len, PART_MAX >> 10, why);
+		ac_helper_log("rendezvous: %s generation %" PRId64 ": %s", u->key,
+		    u->gen, text + 2);
+		done_key(key, sizeof(key), u->key, u->gen);
+		ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
+		    op_put(key, text, strlen(text))), json_array()), NULL, NULL);
+	}
+	u->busy = 0;
+	if (reply == NULL && why == NULL) {
+		u->part = 0;	/* reset: sweep() writes it again */
+		return;
+	}
+	if (reply == NULL || u->part++ >= u->nparts) {
+		upload_free(u);		/* written, or refused for good */
+		return;
+	}
+	upload_next(u);
+}
+
+/* Write every result not written yet (once registered, after a reset). */
+static void
+uploads(void)
+{
+	for (struct upload *u = X.uploads; u != NULL && ready(); u = u->next)
+		if (!u->busy)
+			upload_next(u);
+}
+
+/* A local source's result (or death): one put that every node watches, after
+ * its parts when it is larger than one request may be. */
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char key[KEY_MAX], *value;
-	size_t vlen;
-	json_t *put;
+	struct upload *u;
+
+	struct upload *oldest = NULL;
+	size_t held = 0;
 
 	(void)j;
-	if (!ready())
+	for (u = X.uploads; u != NULL; u = u->next) {
+		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
+			return;		/* under way, or waiting for etcd */
+		held += u->len;
+		if (!u->busy)
+			oldest = u;	/* the list is newest first */
+	}
+	/* While etcd is away, a source that runs ahead is held to this. */
+	if (held > UPLOADS_MAX && oldest != NULL) {
+		ac_helper_log("rendezvous: %s generation %" PRId64 " dropped "
+		    "unwritten: more than %d MiB of results wait for etcd",
+		    oldest->key, oldest->gen, UPLOADS_MAX >> 20);
+		upload_free(oldest);
+	}
+	if ((u = calloc(1, sizeof(*u))) == NULL ||
+	    (u->v = ac_xvalue_make(c, &u->len)) == NULL) {
+		free(u);
 		return;
-	done_key(key, sizeof(key), c->key, c->gen);
-	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
-		return;
-	put = op_put(key, value, vlen);
-	free(value);
-	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]", put),
-	    json_array()), on_ignore, NULL);
+	}
+	snprintf(u->key, sizeof(u->key), "%s", c->key);
+	u->gen = c->gen;
+	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
+	u->next = X.uploads;
+	X.uploads = u;
+	if (ready())
+		upload_next(u);
 }
 
 static void
 on_want(json_t *reply, void *priv)
 {
 	struct req *r = priv;
-	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+	json_t *kv = json_array_get(ej_kvs(reply, 0), 0);
+	json_t *seen = json_array_get(ej_kvs(reply, 1), 0);
+	size_t vl;
+	char *v;
 
 	if (kv != NULL) {
-		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		if ((v = ej_kv_field(kv, "value", &vl)) != NULL)
+			got_value(r->key, r->gen, v, vl);
+		free(v);
+	} else if (seen != NULL && (v = ej_kv_field(seen, "value", &vl)) != NULL) {
+		struct ac_result none = { .failed = "" };
 
-		if (v != NULL)
-			deliver(r->key, r->gen, v, vl);
+		/* Gone, and this node said every rank of it had read it: a
+		 * helper that replaced a killed one replays it from its
+		 * journal. Nobody here waits there again: it is over. */
+		if (strtoll(v, NULL, 10) >= r->gen)
+			ac_job_remote_done(X.job, r->key, r->gen, &none);
 		free(v);
 	}
 	free(r);
 }
 
 /* A result op whose source may be on another node: is it written? If not,
- * the watch brings it. */
+ * the watch brings it. The same txn reads what this node said it read. */
 static void
 x_want(struct ac_job *j, struct ac_coll *c)
 {
-	char key[KEY_MAX];
+	char key[KEY_MAX], seen[KEY_MAX];
 	struct req *r;
 
-	(void)j;
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
-	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
-	    on_want, r) == -1)
+	seen_key(seen, sizeof(seen), c->key, j->node);
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
+	    ej_range(key, 0), ej_range(seen, 0)), json_array()), on_want, r) == -1)
 		free(r);
 }
 
 static void
 put_simple(const char *key, const char *value)
 {
-	ac_econn_call("/v3/kv/txn", txn(json_array(), json_pack("[o]",
+	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
 	    op_put(key, value, strlen(value))), json_array()), on_ignore, NULL);
 }
 
@@ -561,12 +810,12 @@ x_abort(struct ac_job *j)
 static void
 on_get_abort(json_t *reply, void *priv)
 {
-	json_t *kv = json_array_get(kvs_of(reply, -1), 0);
+	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
 
 	(void)priv;
 	if (kv != NULL) {
 		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		char *v = ej_kv_field(kv, "value", &vl);
 
 		if (v != NULL)
 			ac_job_abort_remote(X.job, v);
@@ -621,9 +870,9 @@ on_nodes(json_t *reply, void *priv)
 	size_t i;
 
 	(void)priv;
-	json_array_foreach(kvs_of(reply, -1), i, kv) {
+	json_array_foreach(ej_kvs(reply, -1), i, kv) {
 		size_t kl, vl;
-		char *k = kv_field(kv, "key", &kl), *v = kv_field(kv, "value", &vl);
+		char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 		if (k != NULL && v != NULL)
 			set_node(node_of(k), v);
@@ -632,7 +881,123 @@ on_nodes(json_t *reply, void *priv)
 	}
 }
 
+/* --- deleting results that every node has read --- */
+
+static struct seen *
+seen_of(const char *key)
+{
+	struct seen *s;
+
+	for (s = X.seen; s != NULL; s = s->next)
+		if (strcmp(s->key, key) == 0)
+			return s;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->acked = s->sending = -1;
+	s->next = X.seen;
+	X.seen = s;
+	return s;
+}
+
+static void
+on_seen(json_t *reply, void *priv)
+{
+	struct seen *s = priv;
+
+	if (reply != NULL)
+		s->acked = s->sending;
+	s->sending = -1;	/* reset: said again once registered */
+}
+
+/*
+ * Every rank of this node has read generation GEN of result S->key (and so
+ * every earlier one). One txn says so, and when every other node has said
+ * so for GEN or later (byte-wise comparisons of 20-digit generations),
+ * deletes the result's generations up to GEN and their parts. A node that
+ * is behind has not said so: what it has yet to read stays. The last node
+ * to read a generation deletes it, whichever that is.
+ */
+static json_t *
+ack_txn(struct seen *s, int64_t gen)
+{
+	char mine[KEY_MAX], other[KEY_MAX], v[24], below[24], from[KEY_MAX];
+	char to[KEY_MAX], pfrom[KEY_MAX], pto[KEY_MAX + 24];
+	json_t *cmp = json_array();
+
+	snprintf(v, sizeof(v), "%020" PRId64, gen);
+	if (gen > 0)
+		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
+	else
+		snprintf(below, sizeof(below), "-");	/* below every digit */
+	for (long n = 0; n < X.job->nnodes; n++)
+		if (n != X.job->node) {
+			seen_key(other, sizeof(other), s->key, n);
+			json_array_append_new(cmp, ej_cmp_greater(other, below));
+		}
+	seen_key(mine, sizeof(mine), s->key, X.job->node);
+	snprintf(from, sizeof(from), "%sdone/%s/", X.prefix, s->key);
+	done_key(to, sizeof(to), s->key, gen + 1);
+	part_key(pfrom, sizeof(pfrom), s->key, -1, 0);
+	snprintf(pto, sizeof(pto), "%s%020" PRId64, pfrom, gen + 1);
+	return ej_txn(cmp, json_pack("[o, o, o]", op_put(mine, v, strlen(v)),
+	    ej_delete(from, to), ej_delete(pfrom, pto)), json_pack("[o]",
+	    op_put(mine, v, strlen(v))));
+}
+
+/*
+ * Results every rank of this node has read (coll.c keeps the last one of a
+ * name once nobody waits there): say so. SYNC: the helper exits, and says
+ * so now, blocking, a second at most in all.
+ */
+static void
+acks(int sync)
+{
+	struct seen *s;
+	long end = ac_now_ms() + 1000;
+
+	if (!ready())
+		return;
+	for (struct ac_keygen *k = X.job->keys; k != NULL; k = k->next) {
+		struct ac_coll *c = k->last_done;
+
+		if (c == NULL || c->op != AC_OP_RESULT || !ac_coll_cross(X.job, c) ||
+		    !(c->done || c->src == AC_SRC_LOST) || c->narrived < X.job->lsize)
+			continue;
+		if ((s = seen_of(k->key)) == NULL || c->gen <= s->acked ||
+		    (!sync && s->sending >= 0))
+			continue;
+		if (sync) {
+			if (ac_now_ms() >= end || ac_econn_sync("/v3/kv/txn",
+			    ack_txn(s, c->gen), end - ac_now_ms()) == -1)
+				return;
+			s->acked = c->gen;
+			continue;
+		}
+		s->sending = c->gen;
+		if (ac_econn_call("/v3/kv/txn", ack_txn(s, c->gen), on_seen,
+		    s) == -1)
+			s->sending = -1;
+	}
+}
+
 /* --- the watch --- */
+
+/*
+ * Watch the run's prefix from revision FROM, puts only (NODELETE): deleting
+ * finished generations is then no traffic for the watchers (a deleted key
+ * was an event to every node; at 16 nodes a barrier's watch traffic
+ * doubled). Nothing here needs a delete: a withdrawn arrival is announced
+ * by a put of its wd/ key (withdraw_all), and a reading (a txn's range)
+ * sees keys as they are.
+ */
+static void
+watch_at(long long from)
+{
+	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o, s:[s]}}", "create_request",
+	    "key", ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix),
+	    "start_revision", ej_i64(from), "filters", "NODELETE"));
+}
 
 /*
  * Node 0 opened a newer run: ours is closed. A helper that joined it fresh,
@@ -663,8 +1028,8 @@ event(json_t *ev)
 	    strcmp(json_string_value(json_object_get(ev, "type")), "DELETE") == 0;
 	long long rev = ac_json_i64(kv, "mod_revision");
 	size_t kl, vl, plen = strlen(X.prefix);
-	char *k = kv_field(kv, "key", &kl), *v = del ? strdup("") :
-	    kv_field(kv, "value", &vl), key[AC_KEY_MAX];
+	char *k = ej_kv_field(kv, "key", &kl), *v = del ? strdup("") :
+	    ej_kv_field(kv, "value", &vl), key[AC_KEY_MAX];
 	const char *rest;
 	long long gen;
 	long node;
@@ -684,19 +1049,36 @@ event(json_t *ev)
 			news(a, node, del ? NULL : v, rev);
 			settle(a);
 		}
+	} else if (strncmp(rest, "wd/", 3) == 0 && !del &&
+	    sscanf(rest + 3, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
+		struct arrivals *a = tracked(key, gen);
+
+		if (a != NULL) {	/* withdrawn as of REV */
+			news(a, node, NULL, rev);
+			settle(a);
+		}
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
-		deliver(key, gen, v, vl);
+		got_value(key, gen, v, vl);
 	else if (strcmp(rest, "abort") == 0 && !del)
 		ac_job_abort_remote(X.job, v);
 	else if (strncmp(rest, "nodes/", 6) == 0)
 		set_node(atol(rest + 6), del ? NULL : v);
 	else if (strcmp(rest, "closed") == 0 && !del)
 		closed();
+	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0) {
+		/* A node joins our run fresh and asks whether we are alive. */
+		char pong[KEY_MAX];
+
+		node_key(pong, sizeof(pong), "pong", X.runid->run, atol(rest + 5));
+		put_simple(pong, v);
+	}
 out:
 	free(k);
 	free(v);
 }
+
+static void probe_event(json_t *ev);
 
 static void
 on_watch(json_t *msg)
@@ -705,18 +1087,26 @@ on_watch(json_t *msg)
 	long long compacted = ac_json_i64(res, "compact_revision");
 	size_t i;
 
+	if (res != NULL && X.probing) {
+		json_array_foreach(json_object_get(res, "events"), i, ev)
+			if (X.probing)
+				probe_event(ev);
+		return;
+	}
 	if (res == NULL || !X.registered)
 		return;
 	if (compacted > 0) {
-		/* Our revision is gone: read everything again, then watch on. */
-		long long now = revision_of(res);
-
+		/*
+		 * Our revision is gone: watch again from the oldest one kept,
+		 * and read everything again (what changed before it). Not from
+		 * the response's header: etcd sends revision 0 there, and a
+		 * watch from revision 1 was compacted again, for ever (the
+		 * sweep of each turn hid it by completing barriers anyway).
+		 */
 		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
-		X.last_rev = now;
-		ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request",
-		    "key", b64s(X.prefix), "range_end", prefix_end(X.prefix),
-		    "start_revision", i64(now + 1)));
+		X.last_rev = compacted - 1;
+		watch_at(compacted);
 		sweep();
 		return;
 	}
@@ -734,9 +1124,7 @@ watch_from(long long reg)
 
 	X.watch_run = X.runid->run;
 	X.last_rev = from - 1;
-	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o}}", "create_request", "key",
-	    b64s(X.prefix), "range_end", prefix_end(X.prefix), "start_revision",
-	    i64(from)));
+	watch_at(from);
 }
 
 /* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
@@ -762,6 +1150,7 @@ sweep(void)
 		else if (c->op == AC_OP_RESULT)
 			x_want(j, c);
 	}
+	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -772,13 +1161,13 @@ sweep(void)
 		x_abort(j);
 	else {
 		keyname(key, sizeof(key), "abort", NULL, 0);
-		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", b64s(key)),
+		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
 		    on_get_abort, NULL);
 	}
 	x_hello(j);
 	keyname(key, sizeof(key), "nodes/", NULL, 0);
-	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", b64s(key),
-	    "range_end", prefix_end(key)), on_nodes, NULL);
+	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", ej_b64s(key),
+	    "range_end", ej_prefix_end(key)), on_nodes, NULL);
 }
 
 /* --- the run's registration (DESIGN-NOTES "Run identity") --- */
@@ -789,6 +1178,9 @@ registered(long run, int fresh, long long rev)
 	X.pending = 0;
 	X.run_wait = 0;
 	if (run != X.runid->run) {
+		/* What this node said it read was of another run. */
+		for (struct seen *s = X.seen; s != NULL; s = s->next)
+			s->acked = -1;
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
@@ -832,6 +1224,69 @@ nonce_str(char *buf, size_t len)
 	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
 }
 
+/*
+ * A node other than 0 took its free place in the newest run R.run, fresh.
+ * That run may be an earlier launch's whose node 0 was killed (SIGKILL: its
+ * arrivals were never withdrawn, and its lease lives a day): passing there
+ * would count them. So it asks that run's node 0 whether it is alive (a
+ * ping key its watch sees; it puts the pong) before it counts as registered
+ * (REV: its member key's revision, from which it watches). A live node 0 of
+ * this launch answers at once; one of a launch that died never does.
+ */
+static void
+probe(long long rev)
+{
+	char key[KEY_MAX], nonce[24];
+
+	X.probing = 1;		/* X.pending stays set */
+	X.probe_rev = rev;
+	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
+	X.probe_end = ac_now_ms() + PROBE_MS;
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
+	watch_at(rev + 1);
+	node_key(key, sizeof(key), "ping", R.run, X.job->node);
+	nonce_str(nonce, sizeof(nonce));
+	put_simple(key, nonce);
+}
+
+static void
+probe_event(json_t *ev)
+{
+	char want[KEY_MAX], nonce[24];
+	json_t *kv = json_object_get(ev, "kv");
+	size_t kl, vl;
+	char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
+
+	node_key(want, sizeof(want), "pong", R.run, X.job->node);
+	nonce_str(nonce, sizeof(nonce));
+	if (k != NULL && v != NULL && strcmp(k, want) == 0 &&
+	    strcmp(v, nonce) == 0) {
+		X.probing = 0;
+		registered(R.run, 1, X.probe_rev);
+	}
+	free(k);
+	free(v);
+}
+
+/* Node 0 of run R.run did not answer: not this launch's run. Give our place
+ * back, and wait for this launch's node 0 to open its run. */
+static void
+probe_failed(void)
+{
+	char member[KEY_MAX], ping[KEY_MAX];
+
+	X.probing = 0;
+	node_key(member, sizeof(member), "members", R.run, X.job->node);
+	node_key(ping, sizeof(ping), "ping", R.run, X.job->node);
+	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
+	    ej_delete(member, ""), ej_delete(ping, "")), json_array()), NULL, NULL);
+	if (!X.run_wait)
+		ac_helper_log("rendezvous: node 0 of run %ld of job %s did not "
+		    "answer in %d ms: an earlier launch's run", R.run, X.job->id,
+		    PROBE_MS);
+	wait_for_node0(R.run);
+}
+
 /* The reply to putting our member key in run R.run (or finding it). */
 static void
 on_member(json_t *reply, void *priv)
@@ -845,30 +1300,40 @@ on_member(json_t *reply, void *priv)
 		return;
 	}
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
-		registered(R.run, X.runid->run == 0 && X.job->node != 0,
-		    revision_of(reply));
+		if (X.runid->run == 0 && X.job->node != 0)
+			probe(ej_revision(reply));
+		else
+			registered(R.run, 0, ej_revision(reply));
 		return;
 	}
-	kv = json_array_get(kvs_of(reply, 0), 0);
+	kv = json_array_get(ej_kvs(reply, 0), 0);
 	if (X.runid->run == 0 && X.job->node != 0) {
-		/* Fresh, not node 0: our place in the newest run is taken
-		 * (an earlier launch's run), or the counter moved: ask again. */
-		if (kv != NULL)
+		/* Fresh, not node 0: our place in the newest run is ours
+		 * already (this lineage was killed before it knew its run), or
+		 * taken (an earlier launch's run), or the counter moved. */
+		size_t vl;
+		char *v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
+
+		nonce_str(nonce, sizeof(nonce));
+		if (v != NULL && strcmp(v, nonce) == 0)
+			probe(ej_revision(reply));
+		else if (kv != NULL)
 			wait_for_node0(R.run);
 		else {
 			X.pending = 0;
 			session();
 		}
+		free(v);
 		return;
 	}
 	if (kv != NULL) {
 		size_t vl;
-		char *v = kv_field(kv, "value", &vl);
+		char *v = ej_kv_field(kv, "value", &vl);
 
 		nonce_str(nonce, sizeof(nonce));
 		if (v != NULL && strcmp(v, nonce) == 0) {
 			free(v);
-			registered(R.run, 0, revision_of(reply));
+			registered(R.run, 0, ej_revision(reply));
 			return;
 		}
 		free(v);
@@ -887,15 +1352,22 @@ put_member(long run)
 	json_t *cmp;
 
 	R.run = run;
+	/* The lineage's nonce is on disk before etcd holds it: a helper that
+	 * replaces this one, killed before it knew its run, finds its place
+	 * as its own instead of taken (helper.c keeps run 0 as unknown). */
+	if (X.runid->run == 0 && !X.nonce_saved && X.runid->save != NULL) {
+		X.runid->save(X.runid);
+		X.nonce_saved = 1;
+	}
 	node_key(member, sizeof(member), "members", run, X.job->node);
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	nonce_str(nonce, sizeof(nonce));
-	cmp = json_pack("[o]", cmp_absent(member));
+	cmp = json_pack("[o]", ej_cmp_absent(member));
 	/* A fresh node joins the newest run only while it is the newest. */
 	if (X.runid->run == 0)
-		json_array_append_new(cmp, cmp_mod(counter, R.mod));
-	if (ac_econn_call("/v3/kv/txn", txn(cmp, json_pack("[o]", op_put(member,
-	    nonce, strlen(nonce))), json_pack("[o]", op_range(member, 0))),
+		json_array_append_new(cmp, ej_cmp_mod(counter, R.mod));
+	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
+	    nonce, strlen(nonce))), json_pack("[o]", ej_range(member, 0))),
 	    on_member, NULL) == -1)
 		X.pending = 0;
 }
@@ -914,7 +1386,7 @@ on_open(json_t *reply, void *priv)
 		session();	/* the counter moved: read it again */
 		return;
 	}
-	registered(R.cur + 1, 0, revision_of(reply));
+	registered(R.cur + 1, 0, ej_revision(reply));
 }
 
 /* A helper that knows its run raised the counter to it (etcd lost it). */
@@ -947,12 +1419,12 @@ on_counter(json_t *reply, void *priv)
 		X.pending = 0;
 		return;
 	}
-	kv = json_array_get(kvs_of(reply, -1), 0);
+	kv = json_array_get(ej_kvs(reply, -1), 0);
 	R.cur = 0;
 	R.mod = 0;
 	if (kv != NULL) {
 		size_t vl;
-		char *s = kv_field(kv, "value", &vl);
+		char *s = ej_kv_field(kv, "value", &vl);
 
 		R.cur = s != NULL ? atol(s) : 0;
 		R.mod = ac_json_i64(kv, "mod_revision");
@@ -965,8 +1437,8 @@ on_counter(json_t *reply, void *priv)
 			return;
 		}
 		snprintf(v, sizeof(v), "%ld", known);
-		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
-		    cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
+		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
 		    strlen(v))), json_array()), on_raise, NULL) == -1)
 			X.pending = 0;
 		return;
@@ -985,8 +1457,8 @@ on_counter(json_t *reply, void *priv)
 			    X.base, R.cur);
 			json_array_append_new(ops, op_put(closed_key, "1", 1));
 		}
-		if (ac_econn_call("/v3/kv/txn", txn(json_pack("[o]",
-		    cmp_mod(counter, R.mod)), ops, json_array()), on_open,
+		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_mod(counter, R.mod)), ops, json_array()), on_open,
 		    NULL) == -1)
 			X.pending = 0;
 		return;
@@ -1029,13 +1501,13 @@ session(void)
 	X.registered = 0;
 	if (X.lease == 0) {
 		if (ac_econn_call("/v3/lease/grant", json_pack("{s:o}", "TTL",
-		    i64(X.ttl)), on_grant, NULL) == -1)
+		    ej_i64(X.ttl)), on_grant, NULL) == -1)
 			X.pending = 0;
 		return;
 	}
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key",
-	    b64s(counter)), on_counter, NULL) == -1)
+	    ej_b64s(counter)), on_counter, NULL) == -1)
 		X.pending = 0;
 }
 
@@ -1046,6 +1518,7 @@ on_ready(void)
 {
 	X.registered = 0;
 	X.pending = 0;
+	X.probing = 0;
 	session();
 }
 
@@ -1087,13 +1560,16 @@ x_timer(long now)
 		if (c == NULL || c->done)
 			free_arrivals(a);
 	}
+	if (X.probing && now >= X.probe_end)
+		probe_failed();
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    now >= X.retry_reg)
 		session();
+	acks(0);
 	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
 		X.next_keepalive = now + X.ttl * 1000 / 3;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
-		    i64(X.lease)), on_keepalive, NULL);
+		    ej_i64(X.lease)), on_keepalive, NULL);
 	}
 	/* Last: what we sent above set libcurl's timer. */
 	next = ac_econn_timer(now);
@@ -1102,6 +1578,8 @@ x_timer(long now)
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
 	if (ready() && X.lease != 0 && (next < 0 || X.next_keepalive - now < next))
 		next = X.next_keepalive > now ? X.next_keepalive - now : 0;
+	if (X.probing && (next < 0 || X.probe_end - now < next))
+		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;
 }
 
@@ -1111,7 +1589,10 @@ x_describe(char *buf, size_t len)
 	int final;
 	const char *down = ac_econn_down(&final);
 
-	if (down == NULL && X.run_wait)
+	if (down == NULL && X.probing)
+		snprintf(buf, len, "etcd (%s, joining run %ld: is its node 0 "
+		    "alive?)", ac_econn_where(), R.run);
+	else if (down == NULL && X.run_wait)
 		snprintf(buf, len, "etcd (%s, waiting for node 0 to open this "
 		    "launch's run)", ac_econn_where());
 	else if (down == NULL)
@@ -1130,7 +1611,7 @@ x_describe(char *buf, size_t len)
 static void
 withdraw_all(void)
 {
-	char key[KEY_MAX];
+	char key[KEY_MAX], wd[KEY_MAX];
 
 	if (!ready())
 		return;
@@ -1138,9 +1619,12 @@ withdraw_all(void)
 		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
 		    c->narrived < X.job->lsize)
 			continue;
+		/* The watch brings no deletes: a put of wd/ says it. */
 		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
-		if (ac_econn_sync("/v3/kv/deleterange", json_pack("{s:o}", "key",
-		    b64s(key)), 1000) == -1)
+		wd_key(wd, sizeof(wd), c->key, c->gen, X.job->node);
+		if (ac_econn_sync("/v3/kv/txn", ej_txn(json_array(), json_pack(
+		    "[o, o]", ej_delete(key, ""), op_put(wd, "", 0)), json_array()),
+		    1000) == -1)
 			return;
 	}
 }
@@ -1149,9 +1633,20 @@ static void
 x_stop(void)
 {
 	withdraw_all();
+	acks(1);
 	ac_econn_stop();
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
+	while (X.uploads != NULL)
+		upload_free(X.uploads);
+	while (X.fetches != NULL)
+		fetch_free(X.fetches);
+	while (X.seen != NULL) {
+		struct seen *s = X.seen;
+
+		X.seen = s->next;
+		free(s);
+	}
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);

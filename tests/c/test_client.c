@@ -146,7 +146,8 @@ test_validators(void)
 	const char *why;
 	long ms;
 	char u1[] = "redis://:pw@host:1/0", u2[] = "redis://user:secret@h:6379",
-	    u3[] = "redis://h:6379", u4[] = "etcds://pw@a:1,b:2";
+	    u3[] = "redis://h:6379", u4[] = "etcds://pw@a:1,b:2",
+	    u5[] = "etcd://u:p/w?x@a:1";
 
 	CHECK(ac_key_valid("b:name"));
 	CHECK(ac_key_valid("w:on-main:0"));
@@ -167,6 +168,8 @@ test_validators(void)
 	CHECK_STR(u3, "redis://h:6379");
 	ac_rdv_scrub(u4);
 	CHECK_STR(u4, "etcds://**@a:1,b:2");
+	ac_rdv_scrub(u5);
+	CHECK_STR(u5, "etcd://u:*****@a:1");
 }
 
 int

@@ -1,11 +1,12 @@
 /* test_parsers.c: unit tests of the number, Slurm list, option and rendezvous
- * URL parsers, and of the SHA-256 behind the rendezvous server's ACL user. */
+ * URL parsers (Redis and etcd), and of the SHA-256 behind the rendezvous server's ACL user. */
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "args.h"
 #include "check.h"
+#include "etcdurl.h"
 #include "num.h"
 #include "rdvurl.h"
 #include "sha256.h"
@@ -147,6 +148,46 @@ test_rdvurl(void)
 }
 
 static void
+test_etcdurl(void)
+{
+	struct ac_etcd_url u;
+	char err[512];
+
+	/* The user part ends at the last '@': a password may hold '/', '?', '@'. */
+	CHECK(ac_etcd_parse("etcd://u:a/b?c@d@h:1,k:2", NULL, NULL, NULL, NULL, &u,
+	    err, sizeof(err)) == 0);
+	CHECK_STR(u.user, "u");
+	CHECK_STR(u.password, "a/b?c@d");
+	CHECK(u.n == 2 && u.port[0] == 1 && u.port[1] == 2);
+	CHECK_STR(u.where[1], "k:2");
+	CHECK(ac_etcd_parse("etcd://pw/x@h:1", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == 0);
+	CHECK_STR(u.user, "root");
+	CHECK_STR(u.password, "pw/x");
+	/* A path after the endpoints is still refused. */
+	CHECK(ac_etcd_parse("etcd://u:p@h:1/v3", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "no path after the endpoints") != NULL);
+	CHECK(ac_etcd_parse("etcd://h:1?x", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	/* Nothing before '@' says so, not "user 'root' without a password". */
+	CHECK(ac_etcd_parse("etcd://@h:1", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "nothing between '//' and '@'") != NULL);
+	CHECK(strstr(err, "root") == NULL);
+	CHECK(ac_etcd_parse("etcd://:@h:1", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "nothing between '//' and '@'") != NULL);
+	CHECK(ac_etcd_parse("etcd://u:@h:1", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "user 'u' without a password") != NULL);
+	/* No message holds the password. */
+	CHECK(ac_etcd_parse("etcd://u:se/cret@h:0", NULL, NULL, NULL, NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "se/cret") == NULL);
+}
+
+static void
 test_sha256(void)
 {
 	char hex[65], big[1000];
@@ -171,6 +212,7 @@ main(void)
 	test_slurm();
 	test_args();
 	test_rdvurl();
+	test_etcdurl();
 	test_sha256();
 	return CHECK_DONE();
 }

@@ -33,16 +33,27 @@ testStatusShowsWaitsInFlight() {
 		[ $ACCELCTL_RANK = 3 ] && accelctl status >'"$d"'/status; exit 0'
 	assertRc 0 "barrier"
 	assertContains "$(cat "$d/status")" "nothing in flight"
+	# Rank 3 asks its node's helper; rank 0 asks its own while it waits.
 	run -- launch -n 4 -- bash -c '
 		if [ $ACCELCTL_RANK = 3 ]; then
-			sleep 0.5; accelctl status >'"$d"'/status; accelctl barrier ready
+			sleep 1; accelctl status >'"$d"'/status; accelctl barrier ready
 		else
+			[ $ACCELCTL_RANK = 0 ] && (sleep 0.5; accelctl status >'"$d"'/status0) &
 			accelctl barrier ready
 		fi'
 	assertRc 0 "barrier"
-	assertContains "$(cat "$d/status")" "barrier    ready"
-	assertContains "$(cat "$d/status")" "generation 0"
-	assertContains "$(cat "$d/status")" "3/4 arrived; missing: rank 3 (node 0)"
+	# Across nodes (ACCELCTL_TEST_NNODES, tests/etcd/suite.sh) rank 3's node
+	# names its own ranks, and rank 0's node the node it waits for.
+	local nn=${ACCELCTL_TEST_NNODES:-1} s=$d/status
+	case $nn in
+	1) assertContains "$(cat "$s")" "3/4 arrived; missing: rank 3 (node 0)" ;;
+	2) assertContains "$(cat "$s")" "1/2 arrived; missing: rank 3 (node 1)" ;;
+	*)	# Rank 3 is alone on its node: nothing is in flight there yet.
+		assertContains "$(cat "$s")" "nothing in flight"; s=$d/status0 ;;
+	esac
+	assertContains "$(cat "$s")" "barrier    ready"
+	assertContains "$(cat "$s")" "generation 0"
+	[ "$nn" = 1 ] || assertContains "$(cat "$d/status0")" "waiting for node $((nn - 1))"
 }
 
 testStatusWithoutHelper() {

@@ -46,7 +46,9 @@ testKillHelperMidBarrier() {
 		d=$(scratch)/kh$i; mkdir -p "$d"
 		run -- launch -n 4 --tag -- bash -c '
 			if [ $ACCELCTL_RANK = 3 ]; then
-				until accelctl status | grep -q "3/4 arrived"; do sleep 0.01; done
+				# Its node'"'"'s other ranks wait (3/4 on one node, 1/2 on two).
+				L=$ACCELCTL_LOCAL_WORLD_SIZE
+				until accelctl status | grep -q "$((L - 1))/$L arrived"; do sleep 0.01; done
 				kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
 				sleep 0.3
 				date +%s%N >'"$d"'/arrive
@@ -69,7 +71,8 @@ testJournalCompactedAcrossHelperKills() {
 	run ACCELCTL_JOURNAL_MAX=1024 -- launch -n 4 -- bash -c '
 		for g in $(seq 0 59); do
 			if [ $ACCELCTL_RANK = 0 ] && { [ $g = 20 ] || [ $g = 40 ]; }; then
-				until accelctl status | grep -q "3/4 arrived"; do sleep 0.01; done
+				L=$ACCELCTL_LOCAL_WORLD_SIZE
+				until accelctl status | grep -q "$((L - 1))/$L arrived"; do sleep 0.01; done
 				kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
 			fi
 			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK

@@ -1,0 +1,145 @@
+# t_keys.sh: what a job leaves in etcd (ctest etcd.keys): a long loop of barriers, broadcasts (parts
+# included) and --wait keeps the job's keys flat, not one per generation, also
+# across a helper killed mid-loop; a node that is behind still reads every
+# result; a full database (NOSPACE alarm) fails at once, naming the alarm, not
+# "unreachable".
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/etcd.sh"
+
+oneTimeSetUp() {
+	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
+}
+# Each test has an etcd of its own: the keys counted are that test's.
+setUp() { etcd_start 1; }
+tearDown() { etcd_stop; }
+
+across() {
+	local nodes=$1 ranks=$2; shift 2
+	run ACCELCTL_RENDEZVOUS="$ETCD_URL" -- launch --nnodes "$nodes" -n "$ranks" --tag -- "$@"
+}
+
+# long_across NODES RANKS ARGS...: the same, bounded by 200 s instead of run's 20.
+long_across() {
+	local nodes=$1 ranks=$2 d; d=$(scratch); shift 2
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="${HOME:-/}" \
+		TMPDIR="$d" ACCELCTL_RENDEZVOUS="$ETCD_URL" timeout 200 "$ACCELCTL" \
+		launch --nnodes "$nodes" -n "$ranks" --tag -- "$@" >"$d/out" 2>"$d/err"
+	rc=$?
+	out=$(cat "$d/out")
+	err=$(cat "$d/err")
+}
+
+# keys: how many keys etcd holds under accelctl/ (every job's).
+keys() { etcdctl_ get --prefix accelctl/ --keys-only | grep -c .; }
+
+# 2 nodes x 2 ranks, 300 turns of a barrier, a broadcast and an on-main
+# --wait, and 4 broadcasts of 600 KiB (two parts each): a handful of keys per
+# name remain, not one or more per generation (about 1,500 before).
+testLoopKeepsKeysFlat() {
+	local d; d=$(scratch)/loop; mkdir -p "$d"
+	head -c $((600 * 1024)) /dev/urandom >"$d/big"
+	local t0 t1; t0=$(date +%s%N)
+	long_across 2 2 bash -c '
+		for i in $(seq 300); do
+			accelctl barrier --timeout 60s b || exit
+			[ "$(accelctl broadcast --timeout 60s v "$i")" = "$i" ] || exit
+			accelctl on-main --wait --timeout 60s -- true || exit
+		done
+		for i in 1 2 3 4; do
+			if [ $ACCELCTL_RANK = 0 ]; then accelctl broadcast --timeout 60s big <'"$d"'/big
+			else accelctl broadcast --timeout 60s big </dev/null; fi | cmp -s - '"$d"'/big || exit
+		done; echo "rc=$?"'
+	t1=$(date +%s%N)
+	assertEquals "every rank went round ($err)" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	sleep 1	# the last generation's acknowledgements
+	local n; n=$(keys)
+	echo "keys after 904 collectives on 2 nodes: $n ($(((t1 - t0) / 1000000)) ms)" >&2
+	assertTrue "the job's keys stay few: $n ($(etcdctl_ get --prefix accelctl/ --keys-only | grep . | head -40 | tr '\n' ' '))" "[ $n -le 30 ]"
+}
+
+# Node 1 is behind: rank 0 broadcasts 20 generations (some in parts) before
+# node 1 reads any. Node 0's acknowledgements must delete nothing node 1 has
+# yet to read; once it has, they go.
+testNodeBehindReadsEverything() {
+	local d; d=$(scratch)/behind; mkdir -p "$d"
+	head -c $((700 * 1024)) /dev/urandom >"$d/big"
+	across 2 1 bash -c '
+		for i in $(seq 20); do
+			if [ $ACCELCTL_NODE_RANK = 0 ]; then
+				if [ $((i % 5)) = 0 ]; then accelctl broadcast --timeout 60s s <'"$d"'/big >/dev/null
+				else accelctl broadcast --timeout 60s s "v$i" >/dev/null; fi || exit
+			else
+				[ $i = 1 ] && sleep 3
+				if [ $((i % 5)) = 0 ]; then accelctl broadcast --timeout 60s s | cmp -s - '"$d"'/big
+				else [ "$(accelctl broadcast --timeout 60s s)" = "v$i" ]; fi || { echo "generation $i wrong"; exit 1; }
+			fi
+		done; echo "rc=$?"'
+	assertEquals "both nodes read all 20 ($out $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	sleep 1
+	assertEquals "no result or part left" "" "$(etcdctl_ get --prefix accelctl/ --keys-only | grep -E '/(done|p[0-9]+)/')"
+}
+
+# Node 0's helper is SIGKILLed at barrier 40 of 60 (its ranks start another,
+# which replays the journal: every arrival since the start). The barriers
+# that are over must not be posted again: they would put back arrivals etcd
+# had deleted, never complete, and stay in status for good.
+testHelperKilledMidLoop() {
+	local d; d=$(scratch)/hk; mkdir -p "$d"
+	long_across 2 2 bash -c '
+		for g in $(seq 0 59); do
+			if [ $ACCELCTL_RANK = 0 ] && [ $g = 40 ]; then
+				until accelctl status | grep -q "1/2 arrived"; do sleep 0.01; done
+				kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+				sleep 0.3	# gone, not dying, when rank 0 connects
+			fi
+			accelctl barrier --timeout 60s hk || exit
+		done
+		accelctl barrier --timeout 60s end || exit
+		if [ $ACCELCTL_RANK = 0 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "every rank went round ($err)" 4 "$(printf '%s
+' "$out" | grep -c 'rc=0$')"
+	assertContains "node 0's helper has nothing in flight" "$(cat "$d/status")" "nothing in flight"
+	local n; n=$(keys)
+	assertTrue "the job's keys stay few: $n ($(etcdctl_ get --prefix accelctl/ --keys-only | grep . | head -40 | tr '\n' ' '))" "[ $n -le 30 ]"
+}
+
+# The same after results: node 1's helper is SIGKILLed once every node has
+# read 5 broadcasts (and they were deleted). The helper its rank starts
+# again replays them from the journal; the last one is gone from etcd, but
+# this node said it had read it: it is over, not in flight for good.
+testHelperKilledAfterResults() {
+	local d; d=$(scratch)/hr; mkdir -p "$d"
+	across 2 1 bash -c '
+		for i in 1 2 3 4 5; do accelctl broadcast --timeout 20s v "$i" >/dev/null || exit; done
+		accelctl barrier --timeout 20s read || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			sleep 1	# the acknowledgements, and the deletes
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
+		fi
+		accelctl barrier --timeout 20s end || exit
+		sleep 0.5
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "both ranks went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertContains "node 1's new helper has nothing in flight" "$(cat "$d/status")" "nothing in flight"
+}
+
+# etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at
+# once with etcd's words and a sentence naming the alarm.
+testDatabaseFull() {
+	etcd_stop
+	etcd_start 1 --quota-backend-bytes 300000
+	local i
+	for i in 1 2 3 4 5 6 7 8; do head -c 100000 /dev/urandom | etcdctl_ put "fill/$i" >/dev/null 2>&1; done
+	assertContains "the alarm is raised" "$(etcdctl_ alarm list)" NOSPACE
+	local t0 t1; t0=$(date +%s%N)
+	across 2 1 bash -c 'accelctl barrier --timeout 30s full; echo "rc=$?"'
+	t1=$(date +%s%N)
+	assertEquals "both ranks exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+	assertContains "$err" "rendezvous failed: 127.0.0.1:"
+	assertContains "$err" "NOSPACE alarm"
+	assertContains "$err" "database space exceeded"
+	assertNotContains "$err" "unreachable"
+	assertTrue "at once, not at the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 15000 ]"
+}
+
+load_shunit2

@@ -1,0 +1,131 @@
+# t_runs.sh: run identity over etcd (ctest etcd.runs): a second launch under the same ACCELCTL_JOB_ID
+# never passes on the first one's state, even when the first was SIGKILLed
+# with an arrival in etcd (nothing withdrew it, and its lease lives a day);
+# a node that starts before its node 0 still joins its own launch.
+. "$(dirname "$0")/../sh/lib.sh"
+. "$(dirname "$0")/../sh/etcd.sh"
+
+oneTimeSetUp() {
+	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
+	etcd_start 1
+}
+oneTimeTearDown() { stop_helpers; etcd_stop; }
+
+# node LAUNCH NODE ARGS...: accelctl ARGS as the one rank of node NODE of a
+# 2-node job $JOB, launch LAUNCH having its own runtime directories (a new
+# launch starts fresh helpers, as launch and Slurm do). Sets $rc, $err.
+node() {
+	local l=$1 n=$2; shift 2
+	(node_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
+	rc=$?
+	err=$(cat "$(scratch)/$l.err.$n")
+}
+# node_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
+node_env() {
+	local l=$1 n=$2 d; shift 2
+	d=$(scratch)/$l/n$n; mkdir -p "$d"; chmod 700 "$d"
+	exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="$ETCD_URL" \
+		ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
+		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
+		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
+}
+
+# helper_pids LAUNCH: the helpers of that launch.
+helper_pids() { cat "$(scratch)/$1"/n*/*.pid 2>/dev/null; }
+stop_helpers() {
+	local p
+	for p in $(cat "$(scratch)"/*/n*/*.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
+}
+
+# Launch 1's node 0 waits at x (its arrival in etcd) and is SIGKILLed with its
+# helper; node 1 never ran. Launch 2's node 1 comes first: the newest run is
+# launch 1's, its place there is free, but that run's node 0 does not answer:
+# it must not pass x on the dead arrival. Launch 2's node 0 then opens a run
+# of its own, and both pass.
+testRerunAfterSigkill() {
+	JOB=sigkilled
+	# Its pid is accelctl's own (the subshell execs it).
+	(node_env l1 0 "$ACCELCTL" barrier --timeout 30s x 2>/dev/null) &
+	local c=$! i=0
+	until [ -n "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/" --keys-only)" ] || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	assertNotEquals "launch 1's arrival is in etcd" "" "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/" --keys-only)"
+	# The rank first: it cannot see its helper die and start another.
+	kill -9 "$c" $(helper_pids l1) 2>/dev/null
+	wait "$c" 2>/dev/null
+
+	local t0 t1; t0=$(date +%s%N)
+	node l2 1 barrier --timeout 5s x
+	t1=$(date +%s%N)
+	assertEquals "launch 2's node 1 alone does not pass x ($err $(cat "$(scratch)"/l2/n1/*.log))" 124 "$rc"
+	assertTrue "it waited its deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -ge 5000 ]"
+	assertContains "$(cat "$(scratch)"/l2/n1/*.log)" "did not answer"
+
+	# The whole of launch 2, node 1 first again (its rank that timed out at
+	# x counts as arrived there, as a barrier counts every rank that came).
+	(node l2 1 barrier --timeout 20s y; echo "$rc" >"$(scratch)/l2.rc.1") &
+	sleep 1
+	node l2 0 barrier --timeout 20s x && node l2 0 barrier --timeout 20s y
+	echo "$rc" >"$(scratch)/l2.rc.0"
+	wait
+	assertEquals "launch 2: both nodes pass" "0 0" "$(cat "$(scratch)"/l2.rc.0 "$(scratch)"/l2.rc.1 | tr '\n' ' ' | sed 's/ $//')"
+}
+
+# Launch 1 completes x on both nodes and its helpers exit; launch 2's node 0
+# alone must not pass x on launch 1's arrivals (as Redis' testRerunSameJobId).
+testRerunSameJobId() {
+	JOB=rerun
+	(node r1 1 barrier --timeout 20s x; echo "$rc" >"$(scratch)/r1.rc.1") &
+	node r1 0 barrier --timeout 20s x
+	wait
+	assertEquals "launch 1 passed" "0 0" "$rc $(cat "$(scratch)/r1.rc.1")"
+	node r1 0 helper stop
+	node r1 1 helper stop
+	node r2 0 barrier --timeout 3s x
+	assertEquals "launch 2's node 0 alone does not pass ($err)" 124 "$rc"
+}
+
+# A fresh job whose node 1 starts 2 s before node 0: it waits for node 0's run
+# (no run yet), then joins it once node 0 answers.
+testNodeOneFirst() {
+	JOB=late0
+	(node a 1 barrier --timeout 20s x; echo "$rc" >"$(scratch)/a.rc.1") &
+	sleep 2
+	node a 0 barrier --timeout 20s x
+	wait
+	assertEquals "both pass" "0 0" "$rc $(cat "$(scratch)/a.rc.1")"
+}
+
+# A helper that exits withdraws its arrivals at barriers that did not
+# complete (as over Redis). Nodes 0 and 1 of 3 arrive at x; node 1's rank is
+# killed and its helper stopped; then node 2 arrives. Node 0 (which saw node
+# 1's arrival come) and node 2 (which reads it gone) must agree: neither
+# passes. The watch brings no deletes, so the withdrawal is announced by a
+# put (wd/); without it node 0 passed and node 2 timed out.
+testWithdrawnArrivalSeenByWaiters() {
+	JOB=withdrawn
+	w() {	# NODE ARGS...: exec as rank NODE of a 3-node job, one rank a node
+		local n=$1 d; shift
+		d=$(scratch)/wd/n$n; mkdir -p "$d"; chmod 700 "$d"
+		exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="$ETCD_URL" \
+			ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
+			ACCELCTL_WORLD_SIZE=3 ACCELCTL_NNODES=3 ACCELCTL_LOCAL_RANK=0 \
+			ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_NODE_RANK="$n" "$@"
+	}
+	( (w 0 timeout 30 "$ACCELCTL" barrier --timeout 8s x 2>/dev/null); echo $? >"$(scratch)/wd.rc.0") &
+	(w 1 "$ACCELCTL" barrier --timeout 30s x 2>/dev/null) &
+	local c1=$! i=0
+	until [ "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:x/0/" --keys-only | grep -c .)" = 2 ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	sleep 0.5	# node 0 has had node 1's arrival from its watch
+	assertTrue "node 1's rank waits" "kill -0 $c1"
+	kill -9 "$c1"; wait "$c1" 2>/dev/null
+	(w 1 "$ACCELCTL" helper stop >/dev/null 2>&1)
+	assertEquals "node 1's arrival withdrawn" "" "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:x/0/1" --keys-only)"
+	(w 2 timeout 30 "$ACCELCTL" barrier --timeout 4s x 2>/dev/null)
+	local rc2=$?
+	wait
+	assertEquals "node 2 does not pass on a withdrawn arrival" 124 "$rc2"
+	assertEquals "node 0 does not pass either" 124 "$(cat "$(scratch)/wd.rc.0")"
+	for i in 0 2; do (w "$i" "$ACCELCTL" helper stop >/dev/null 2>&1); done
+}
+
+load_shunit2
