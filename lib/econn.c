@@ -3,8 +3,11 @@
  * libcurl never owns a loop here: CURLMOPT_SOCKETFUNCTION tells us which
  * descriptors it wants watched for what, CURLMOPT_TIMERFUNCTION its one next
  * deadline, and the helper's poll(2) loop hands back what happened through
- * curl_multi_socket_action() (fds(), events(), timer() below). No thread, no
- * blocking call, no polling: a reply or a watch event wakes the loop.
+ * curl_multi_socket_action() (fds(), events(), timer() below). No thread of
+ * ours, no blocking call, no polling: a reply or a watch event wakes the loop.
+ * (A host name is resolved on a short-lived thread of libcurl's own: Debian
+ * builds libcurl with its threaded resolver, and getaddrinfo() in our loop
+ * would block it; a numeric address needs no resolving at all.)
  *
  * Nothing is acted on inside a libcurl callback: the write callback only
  * appends to the request's buffer; finished transfers and whole lines of the
