@@ -115,7 +115,9 @@ struct script {
  * another lineage. A fresh node 0 opens the next run, and tells the nodes of
  * the run before it that it is closed ('C' in its stream): {1, run}. A
  * fresh other node joins the newest run when its place there is free: {3,
- * run}; when it is taken, that run is an earlier one and node 0 has not opened
+ * run}; when it is taken, or that run has another number of nodes (field "n"
+ * of its members: an earlier launch of another size, which may have completed
+ * without this node), that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again.
  */
 static struct script register_lua = { FANOUT_LUA
@@ -130,15 +132,18 @@ static struct script register_lua = { FANOUT_LUA
 "  if cur > 0 then\n"
 "    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl) end\n"
 "else\n"
-"  if cur == 0 or redis.call('HEXISTS', ARGV[1] .. 'r' .. cur .. ':members',\n"
-"      ARGV[2]) == 1 then return {2, cur} end\n"
+"  local pm = ARGV[1] .. 'r' .. cur .. ':members'\n"
+"  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
+"    return {2, cur} end\n"
+"  local pn = redis.call('HGET', pm, 'n')\n"
+"  if pn and pn ~= ARGV[6] then return {2, cur} end\n"
 "  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local members = ARGV[1] .. 'r' .. run .. ':members'\n"
 "local m = redis.call('HGET', members, ARGV[2])\n"
 "if m and m ~= ARGV[3] then return {0, run} end\n"
-"redis.call('HSET', members, ARGV[2], ARGV[3])\n"
+"redis.call('HSET', members, ARGV[2], ARGV[3], 'n', ARGV[6])\n"
 "redis.call('EXPIRE', members, ttl)\n"
 "return {joined, run}\n", "" };
 

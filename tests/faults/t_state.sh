@@ -116,4 +116,32 @@ testRerunSameJobId() {
 	assertNoEarly "$(scratch)/run3"
 }
 
+# A job id used again by a launch with more nodes (ACCELCTL_JOB_ID=rerun, 2
+# nodes, then 3): the first run had every one of its nodes, but node 2 has no
+# place in it, so a fresh node 2 joins it before the new node 0 opens the new
+# run. It must not pass barrier x on the first run's result (nor read it from
+# the first run's stream): it waits for node 0's run and times out alone.
+testRerunWithMoreNodes() {
+	redis_start
+	JOB=rerun3
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/more1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/more1" 2 "the first run"
+	stop_helpers "$(scratch)/more1" 2
+
+	local d; d=$(scratch)/more2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=2 job_run "$d" 3 1 'bar x --timeout 3s'
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.2")" ;;
+	*) fail "node 2 alone, second run of 3 nodes: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.2"))" ;;
+	esac
+	assertEquals "node 2 alone never passed" "" "$(grep leave "$d/g2" 2>/dev/null)"
+	stop_helpers "$d" 3
+
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/more3" 3 1 'bar x --timeout 10s && bar y --timeout 10s'
+	assertAllRc 0 "$(scratch)/more3" 3 "a whole second run of 3 nodes with the same job id"
+	assertNoEarly "$(scratch)/more3"
+}
+
 load_shunit2
