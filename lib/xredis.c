@@ -69,7 +69,7 @@ static struct {
 	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
 	char		 off_pending[256];
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
-	struct req	*posted;	/* barriers this node's arrival went to */
+	struct req	*posted;	/* barriers this node's arrival went to, results it waits for */
 	long		 look_delay;	/* ms, doubling */
 } X;
 
@@ -293,6 +293,7 @@ static void x_off(const char *why);
 static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
+static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 
 /* Registered in the run on the present connections: keys can be named. */
@@ -553,7 +554,15 @@ on_look_done(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* A look's GET of the arrivals: which nodes are missing. */
+static void x_arrive(struct ac_job *j, struct ac_coll *c);
+
+/*
+ * A look's GET of the arrivals: which nodes are missing. This node's own bit
+ * missing means Redis lost it while we stayed connected (the key evicted by a
+ * volatile-* or allkeys-* maxmemory policy, or a FLUSHALL whose "post again"
+ * entry was trimmed before we read it): it is posted again (the script: the
+ * bit set only if clear, counted only then), or every node waits on.
+ */
 static void
 on_look(redisReply *reply, void *priv)
 {
@@ -561,11 +570,14 @@ on_look(redisReply *reply, void *priv)
 	struct ac_coll *c;
 
 	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
-	    !c->done) {
-		if (reply->type == REDIS_REPLY_STRING)
-			note_missing(c, reply->str, reply->len);
-		else if (reply->type == REDIS_REPLY_NIL)
-			note_missing(c, "", 0);
+	    !c->done && (reply->type == REDIS_REPLY_STRING ||
+	    reply->type == REDIS_REPLY_NIL)) {
+		const char *v = reply->type == REDIS_REPLY_STRING ? reply->str : "";
+		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
+
+		note_missing(c, v, len);
+		if (!arrived_bit(v, len, X.job->node) && ready())
+			x_arrive(X.job, c);
 	}
 	free(r);
 }
@@ -599,7 +611,9 @@ note_posted(const struct ac_coll *c)
 }
 
 /*
- * Look at every barrier this node posted and still waits at; 1 if any. Three
+ * Look at every barrier this node posted and still waits at, and every
+ * result op it waits for (a stream's entry may be trimmed before a node that
+ * is slow reads it: the look reads the result, and the abort); 1 if any. Three
  * plain commands each (GET the result, EXPIRE and GET the arrivals: a bit
  * per node, 129 bytes for 1,000 nodes), not a script: a look is for a
  * progress line, a timeout's message or status, and needs no atomicity. The
@@ -609,7 +623,7 @@ note_posted(const struct ac_coll *c)
 static int
 look(void)
 {
-	char arr[KEY_MAX], done[KEY_MAX], ttl[24];
+	char arr[KEY_MAX], done[KEY_MAX], ttl[24], abort_key[KEY_MAX];
 	const char *get_done[2] = { "GET", done }, *get_arr[2] = { "GET", arr };
 	const char *expire[3] = { "EXPIRE", arr, ttl };
 	struct req **pp = &X.posted, *p;
@@ -639,9 +653,20 @@ look(void)
 		keyname(done, sizeof(done), "done", c->key, c->gen);
 		if (ac_rconn_cmd(on_look_done, r1, 2, get_done, NULL) == -1)
 			free(r1);
+		/* A result op (broadcast, --wait, main-first) has no arrivals:
+		 * its look only reads the result. */
+		if (c->op != AC_OP_BARRIER) {
+			free(r2);
+			continue;
+		}
 		ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
 		if (ac_rconn_cmd(on_look, r2, 2, get_arr, NULL) == -1)
 			free(r2);
+	}
+	/* An abort whose entry was trimmed before this node read it. */
+	if (any) {
+		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
+		get(on_get_abort, NULL, abort_key);
 	}
 	return any;
 }
@@ -958,12 +983,21 @@ on_want(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
 
+	const struct ac_coll *c;
+
 	if (is_lost(reply))
 		lost_state();
 	else if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
 	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING)
 		deliver(r->key, r->gen, reply->element[1]->str,
 		    reply->element[1]->len);
+	else if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) !=
+	    NULL && !c->done) {
+		/* Not yet: the stream will say, and a look reads it in
+		 * case its entry is trimmed before this node reads it. */
+		(void)note_posted(c);
+		look_soon();
+	}
 	free(r);
 }
 
