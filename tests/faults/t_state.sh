@@ -144,4 +144,39 @@ testRerunWithMoreNodes() {
 	assertNoEarly "$(scratch)/more3"
 }
 
+# A job id used again after the first run's counter and members expired but
+# its last results had not (they were written after its helpers' last
+# registration, which is what refreshes those two): node 0 of the second run
+# opens "the next run" from an empty counter, the first run's number again,
+# and must not pass barrier x alone on the first run's result (the counter
+# must outlive every key of a run). A 9 s TTL
+# (refresh every 3 s, while something waits): x passes 2.5 s after the
+# registration, so its result outlives the counter by about 2.5 s.
+testRerunAfterTheCounterExpired() {
+	redis_start
+	JOB=stale
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=9" job_run "$(scratch)/st1" 2 1 '
+		bar up --timeout 10s && sleep 2.5 && bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/st1" 2 "the first run"
+	stop_helpers "$(scratch)/st1" 2
+	# Until the counter or the result of x is gone, whichever goes first
+	# (the counter must not).
+	local i=0
+	while [ "$(redis_cli exists "accelctl:{$JOB}:run")" != 0 ] &&
+	    [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:*:done:b:x:*")" ] &&
+	    [ $i -lt 300 ]; do
+		sleep 0.05; i=$((i + 1)); done
+
+	local d; d=$(scratch)/st2
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=9" ONLY_NODES=0 job_run "$d" 2 1 \
+		'bar x --timeout 3s'
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.0")" ;;
+	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
+	esac
+	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
+}
+
 load_shunit2
