@@ -579,13 +579,16 @@ on_look_done(redisReply *reply, void *priv)
 }
 
 static void x_arrive(struct ac_job *j, struct ac_coll *c);
+static void arrive_script(const struct ac_job *j, const struct ac_coll *c,
+    struct req *r, const char *seen);
 
 /*
  * A look's GET of the arrivals: which nodes are missing. This node's own bit
  * missing means Redis lost it while we stayed connected (the key evicted by a
  * volatile-* or allkeys-* maxmemory policy, or a FLUSHALL whose "post again"
  * entry was trimmed before we read it): it is posted again (the script: the
- * bit set only if clear, counted only then), or every node waits on.
+ * bit set only if clear, counted only then), or every node waits on. Every
+ * bit set and no result: the script writes it (below).
  */
 static void
 on_look(redisReply *reply, void *priv)
@@ -602,6 +605,16 @@ on_look(redisReply *reply, void *priv)
 		note_missing(c, v, len);
 		if (!arrived_bit(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
+		else if (c->xmissing[0] == '\0' && ready()) {
+			/* Every bit is set, yet no result: the last arrival's
+			 * node died between its BITFIELD and its script (its
+			 * helper and ranks killed together). The script writes
+			 * the result once (SET NX), failures included. */
+			struct req *n = new_req(c);
+
+			if (n != NULL)
+				arrive_script(X.job, c, n, "set");
+		}
 	}
 	free(r);
 }

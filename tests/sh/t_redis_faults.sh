@@ -280,4 +280,24 @@ testEvictedArrivalIsPostedAgain() {
 	assertEquals "both passed (stderr: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0 after')"
 }
 
+# Node 1's last arrival lands (its BITFIELD sets its bit and the count says
+# "every node") and its helper dies with its ranks before it sends the script
+# that writes the result (a cgroup killed at once; emulated: node 1's helper is
+# killed and its BITFIELD sent by hand). Every bit is set: node 0 must pass at
+# a look, not wait for its deadline.
+testLastArrivalDiedBeforeItsScript() {
+	across 2 1 bash -c '
+		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
+		accelctl barrier --timeout 30s up || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			until [ -n "$(arr)" ]; do sleep 0.02; done
+			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u1 33 1 incrby u32 0 1 >/dev/null
+			exit 0
+		fi
+		t0=$(date +%s%N)
+		accelctl barrier --timeout 15s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
+	assertContains "node 0 passed (stderr: $err)" "$out" "rc=0 after"
+}
+
 load_shunit2
