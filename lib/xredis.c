@@ -69,7 +69,7 @@ static struct {
 	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
 	char		 off_pending[256];
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
-	struct req	*posted;	/* barriers this node's arrival went to, results it waits for */
+	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
 } X;
 
@@ -1021,7 +1021,6 @@ static void
 on_want(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
-
 	const struct ac_coll *c;
 
 	if (is_lost(reply))
