@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -113,11 +114,14 @@ struct script {
  * Lua: register this node's helper in a run of the job (DESIGN-NOTES "Run
  * identity"). KEYS: the run counter. ARGV: the job's key prefix, node, nonce
  * (of this helper's lineage), the run it knows (0: a fresh helper), ttl,
- * nnodes.
+ * nnodes, the time (ms since the epoch).
  *
  * A helper that knows its run stays in it (Redis may have lost the counter:
  * it is raised again); {0, run} when its node's place there was taken by
- * another lineage. A fresh node 0 opens the next run, and tells the nodes of
+ * another lineage. A fresh node 0 opens the next run (without a counter,
+ * Redis emptied or a new job id, the time in ms: never a number an earlier
+ * run of the job id had, whose helpers may still come back and post their
+ * results in "their" run), and tells the nodes of
  * the run before it that it is closed ('C' in its stream): {1, run}. A
  * fresh other node joins the newest run when its place there is free: {3,
  * run}; when it is taken, or that run has another number of nodes (field "n"
@@ -133,9 +137,12 @@ static struct script register_lua = { FANOUT_LUA
 "if known > 0 then\n"
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
 "elseif ARGV[2] == '0' then\n"
-"  run = redis.call('INCR', KEYS[1])\n"
 "  if cur > 0 then\n"
-"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl) end\n"
+"    run = redis.call('INCR', KEYS[1])\n"
+"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl)\n"
+"  else\n"
+"    run = tonumber(ARGV[7])\n"
+"    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
 "  local pm = ARGV[1] .. 'r' .. cur .. ':members'\n"
 "  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
@@ -1324,7 +1331,9 @@ static void
 session(void)
 {
 	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
-	const char *keys[1] = { counter }, *args[6];
+	char now[24];
+	const char *keys[1] = { counter }, *args[7];
+	struct timespec ts;
 
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
@@ -1332,14 +1341,18 @@ session(void)
 	snprintf(known, sizeof(known), "%ld", X.runid->run);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(now, sizeof(now), "%lld", (long long)ts.tv_sec * 1000 +
+	    ts.tv_nsec / 1000000);
 	args[0] = X.base;
 	args[1] = node;
 	args[2] = nonce;
 	args[3] = known;
 	args[4] = ttl;
 	args[5] = nn;
+	args[6] = now;
 	X.pending = 1;		/* on_register(NULL) clears it if unsent */
-	run(&register_lua, on_register, NULL, 1, keys, 6, args, NULL);
+	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
 }
 
 /* rconn.c: both connections are up (again). */

@@ -179,4 +179,33 @@ testRerunAfterTheCounterExpired() {
 	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
 }
 
+# A job id used again while the first run's helpers still idle (srun leaves
+# them for ACCELCTL_HELPER_IDLE), with Redis emptied in between (FLUSHALL, or a
+# restart without persistence): node 0 of the second run opens run 1 again
+# from an empty counter. The first run's helpers then reconnect (CLIENT KILL:
+# a proxy or network blip) and register again in "their" run 1, posting the
+# last results they saw. Node 0, alone at barrier x, must not pass on them.
+testRerunAfterFlushWithOldHelpersAlive() {
+	redis_start
+	JOB=flushed
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/fl1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/fl1" 2 "the first run"
+	redis_cli flushall >/dev/null
+
+	local d; d=$(scratch)/fl2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_start "$d" 2 1 'bar x --timeout 5s'
+	local i=0
+	until [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:*:arr:b:x:*")" ] || [ $i -ge 250 ]; do
+		sleep 0.02; i=$((i + 1)); done
+	redis_cli client kill type normal >/dev/null
+	job_wait
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.0")" ;;
+	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
+	esac
+	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
+}
+
 load_shunit2
