@@ -99,15 +99,10 @@ struct script {
  * trimmed entry said. NN is not needed any more (the entry is not per node).
  */
 #define FANOUT_LUA \
-"local function keep_counter(p, ttl)\n" \
-"  local base = string.match(p, '^(.*)r%d+:$')\n" \
-"  if base then redis.call('EXPIRE', base .. 'run', ttl) end\n" \
-"end\n" \
 "local function fanout(p, nn, e, ttl)\n" \
 "  local s = p .. 'events'\n" \
 "  redis.call('XADD', s, 'MAXLEN', '~', 1000, '*', 'e', e)\n" \
 "  redis.call('EXPIRE', s, ttl)\n" \
-"  keep_counter(p, ttl)\n" \
 "end\n"
 
 /*
@@ -198,7 +193,7 @@ static struct script arrive_lua = { FANOUT_LUA
 "  redis.call('HSET', fk, ARGV[1], ARGV[2]) redis.call('EXPIRE', fk, ttl) end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local v = redis.call('GET', done)\n"
-"if v then redis.call('EXPIRE', done, ttl) keep_counter(p, ttl) return {1, v} end\n"
+"if v then redis.call('EXPIRE', done, ttl) return {1, v} end\n"
 "local n = redis.call('BITCOUNT', KEYS[1], 4, -1)\n"
 /* The keys of a barrier start with its first arrival: when Redis lost the
  * run, the next arrival anywhere is a first one. */
@@ -305,7 +300,6 @@ static void x_off(const char *why);
 static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
-static void on_ignore(redisReply *reply, void *priv);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 
@@ -325,24 +319,6 @@ keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 		snprintf(buf, len, "%s%s:%s:%" PRId64, X.prefix, kind, key, gen);
 }
 
-
-/*
- * The run counter's TTL is set again with every key of a run that a write
- * gives a TTL (in the scripts: keep_counter in FANOUT_LUA): the counter must
- * outlive them all, or a later launch under the same job id, finding no
- * counter, opens the same run number again and meets this run's results
- * (DESIGN-NOTES "Run identity"). Here for the plain commands.
- */
-static void
-keep_counter(void)
-{
-	char counter[KEY_MAX], ttl[24];
-	const char *expire[3] = { "EXPIRE", counter, ttl };
-
-	snprintf(counter, sizeof(counter), "%srun", X.base);
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
-}
 
 /*
  * The value of a result as Redis keeps it: "R status\nfailed\n" and the
@@ -612,11 +588,15 @@ on_look(redisReply *reply, void *priv)
 		note_missing(c, v, len);
 		if (!arrived_bit(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
-		else if (c->xmissing[0] == '\0' && ready()) {
-			/* Every bit is set, yet no result: the last arrival's
-			 * node died between its BITFIELD and its script (its
-			 * helper and ranks killed together). The script writes
-			 * the result once (SET NX), failures included. */
+		else if (c->xmissing[0] == '\0' && ready() &&
+		    X.look_delay >= 4 * LOOK_FIRST_MS) {
+			/* Every bit is set, yet no result, still at a second
+			 * look (not the moment between a live last arrival's
+			 * BITFIELD and its script, which every waiting node
+			 * may look at together): the last arrival's node died
+			 * there (its helper and ranks killed together). The
+			 * script writes the result once (SET NX), failures
+			 * included. */
 			struct req *n = new_req(c);
 
 			if (n != NULL)
@@ -707,9 +687,11 @@ look(void)
 		if (ac_rconn_cmd(on_look, r2, 2, get_arr, NULL) == -1)
 			free(r2);
 	}
-	/* An abort whose entry was trimmed before this node read it. */
-	if (any) {
-		keep_counter();
+	/* An abort whose entry was trimmed before this node read it: only
+	 * for waits that last (from the fourth look on, 3.75 s), which keeps
+	 * the looks of a barrier that completes in its first seconds at
+	 * three commands. */
+	if (any && X.look_delay >= 8 * LOOK_FIRST_MS) {
 		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
 		get(on_get_abort, NULL, abort_key);
 	}
@@ -836,7 +818,6 @@ first_checks(const struct ac_coll *c)
 	keyname(members, sizeof(members), "members", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
-	keep_counter();
 	ac_rconn_cmd(on_members, NULL, 2, exists, NULL);
 }
 

@@ -148,8 +148,8 @@ testRerunWithMoreNodes() {
 # its last results had not (they were written after its helpers' last
 # registration, which is what refreshes those two): node 0 of the second run
 # opens "the next run" from an empty counter, the first run's number again,
-# and must not pass barrier x alone on the first run's result (the counter
-# must outlive every key of a run). A 9 s TTL
+# and must not pass barrier x alone on the first run's result (a run number
+# is never used twice: without a counter, node 0 opens the time in ms). A 9 s TTL
 # (refresh every 3 s, while something waits): x passes 2.5 s after the
 # registration, so its result outlives the counter by about 2.5 s.
 testRerunAfterTheCounterExpired() {
@@ -159,8 +159,7 @@ testRerunAfterTheCounterExpired() {
 		bar up --timeout 10s && sleep 2.5 && bar x --timeout 10s'
 	assertAllRc 0 "$(scratch)/st1" 2 "the first run"
 	stop_helpers "$(scratch)/st1" 2
-	# Until the counter or the result of x is gone, whichever goes first
-	# (the counter must not).
+	# Until the counter or the result of x is gone, whichever goes first.
 	local i=0
 	while [ "$(redis_cli exists "accelctl:{$JOB}:run")" != 0 ] &&
 	    [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:*:done:b:x:*")" ] &&
