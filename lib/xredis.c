@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -70,7 +71,7 @@ static struct {
 	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
 	char		 off_pending[256];
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
-	struct req	*posted;	/* barriers this node's arrival went to */
+	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
 } X;
 
@@ -109,14 +110,19 @@ struct script {
  * Lua: register this node's helper in a run of the job (DESIGN-NOTES "Run
  * identity"). KEYS: the run counter. ARGV: the job's key prefix, node, nonce
  * (of this helper's lineage), the run it knows (0: a fresh helper), ttl,
- * nnodes.
+ * nnodes, the time (ms since the epoch).
  *
  * A helper that knows its run stays in it (Redis may have lost the counter:
  * it is raised again); {0, run} when its node's place there was taken by
- * another lineage. A fresh node 0 opens the next run, and tells the nodes of
+ * another lineage. A fresh node 0 opens the next run (without a counter,
+ * Redis emptied or a new job id, the time in ms: never a number an earlier
+ * run of the job id had, whose helpers may still come back and post their
+ * results in "their" run), and tells the nodes of
  * the run before it that it is closed ('C' in its stream): {1, run}. A
  * fresh other node joins the newest run when its place there is free: {3,
- * run}; when it is taken, that run is an earlier one and node 0 has not opened
+ * run}; when it is taken, or that run has another number of nodes (field "n"
+ * of its members: an earlier launch of another size, which may have completed
+ * without this node), that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again.
  */
 static struct script register_lua = { FANOUT_LUA
@@ -127,19 +133,25 @@ static struct script register_lua = { FANOUT_LUA
 "if known > 0 then\n"
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
 "elseif ARGV[2] == '0' then\n"
-"  run = redis.call('INCR', KEYS[1])\n"
 "  if cur > 0 then\n"
-"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl) end\n"
+"    run = redis.call('INCR', KEYS[1])\n"
+"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl)\n"
+"  else\n"
+"    run = tonumber(ARGV[7])\n"
+"    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
-"  if cur == 0 or redis.call('HEXISTS', ARGV[1] .. 'r' .. cur .. ':members',\n"
-"      ARGV[2]) == 1 then return {2, cur} end\n"
+"  local pm = ARGV[1] .. 'r' .. cur .. ':members'\n"
+"  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
+"    return {2, cur} end\n"
+"  local pn = redis.call('HGET', pm, 'n')\n"
+"  if pn and pn ~= ARGV[6] then return {2, cur} end\n"
 "  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local members = ARGV[1] .. 'r' .. run .. ':members'\n"
 "local m = redis.call('HGET', members, ARGV[2])\n"
 "if m and m ~= ARGV[3] then return {0, run} end\n"
-"redis.call('HSET', members, ARGV[2], ARGV[3])\n"
+"redis.call('HSET', members, ARGV[2], ARGV[3], 'n', ARGV[6])\n"
 "redis.call('EXPIRE', members, ttl)\n"
 "return {joined, run}\n", "" };
 
@@ -288,6 +300,7 @@ static void x_off(const char *why);
 static void r_join(const char *idhex,
     void (*joined)(const char *, const char *, size_t));
 static void on_get_abort(redisReply *reply, void *priv);
+static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 static int moved_on(void);
 
@@ -549,7 +562,18 @@ on_look_done(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* A look's GET of the arrivals: which nodes are missing. */
+static void x_arrive(struct ac_job *j, struct ac_coll *c);
+static void arrive_script(const struct ac_job *j, const struct ac_coll *c,
+    struct req *r);
+
+/*
+ * A look's GET of the arrivals: which nodes are missing. This node's own bit
+ * missing means Redis lost it while we stayed connected (the key evicted by a
+ * volatile-* or allkeys-* maxmemory policy, or a FLUSHALL whose "post again"
+ * entry was trimmed before we read it): it is posted again (the script: the
+ * bit set only if clear, counted only then), or every node waits on. Every
+ * bit set and no result: the script writes it (below).
+ */
 static void
 on_look(redisReply *reply, void *priv)
 {
@@ -557,11 +581,28 @@ on_look(redisReply *reply, void *priv)
 	struct ac_coll *c;
 
 	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
-	    !c->done) {
-		if (reply->type == REDIS_REPLY_STRING)
-			note_missing(c, reply->str, reply->len);
-		else if (reply->type == REDIS_REPLY_NIL)
-			note_missing(c, "", 0);
+	    !c->done && (reply->type == REDIS_REPLY_STRING ||
+	    reply->type == REDIS_REPLY_NIL)) {
+		const char *v = reply->type == REDIS_REPLY_STRING ? reply->str : "";
+		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
+
+		note_missing(c, v, len);
+		if (!arrived_bit(v, len, X.job->node) && ready())
+			x_arrive(X.job, c);
+		else if (c->xmissing[0] == '\0' && ready() &&
+		    X.look_delay >= 4 * LOOK_FIRST_MS) {
+			/* Every bit is set, yet no result, still at a second
+			 * look (not the moment between a live last arrival's
+			 * BITFIELD and its script, which every waiting node
+			 * may look at together): the last arrival's node died
+			 * there (its helper and ranks killed together). The
+			 * script writes the result once (SET NX), failures
+			 * included. */
+			struct req *n = new_req(c);
+
+			if (n != NULL)
+				arrive_script(X.job, c, n);
+		}
 	}
 	free(r);
 }
@@ -595,7 +636,9 @@ note_posted(const struct ac_coll *c)
 }
 
 /*
- * Look at every barrier this node posted and still waits at; 1 if any. Three
+ * Look at every barrier this node posted and still waits at, and every
+ * result op it waits for (a stream's entry may be trimmed before a node that
+ * is slow reads it: the look reads the result, and the abort); 1 if any. Three
  * plain commands each (GET the result, EXPIRE and GET the arrivals: a bit
  * per node, 129 bytes for 1,000 nodes), not a script: a look is for a
  * progress line, a timeout's message or status, and needs no atomicity. The
@@ -605,7 +648,7 @@ note_posted(const struct ac_coll *c)
 static int
 look(void)
 {
-	char arr[KEY_MAX], done[KEY_MAX], ttl[24];
+	char arr[KEY_MAX], done[KEY_MAX], ttl[24], abort_key[KEY_MAX];
 	const char *get_done[2] = { "GET", done }, *get_arr[2] = { "GET", arr };
 	const char *expire[3] = { "EXPIRE", arr, ttl };
 	struct req **pp = &X.posted, *p;
@@ -635,9 +678,23 @@ look(void)
 		keyname(done, sizeof(done), "done", c->key, c->gen);
 		if (ac_rconn_cmd(on_look_done, r1, 2, get_done, NULL) == -1)
 			free(r1);
+		/* A result op (broadcast, --wait, main-first) has no arrivals:
+		 * its look only reads the result. */
+		if (c->op != AC_OP_BARRIER) {
+			free(r2);
+			continue;
+		}
 		ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
 		if (ac_rconn_cmd(on_look, r2, 2, get_arr, NULL) == -1)
 			free(r2);
+	}
+	/* An abort whose entry was trimmed before this node read it: only
+	 * for waits that last (from the fourth look on, 3.75 s), which keeps
+	 * the looks of a barrier that completes in its first seconds at
+	 * three commands. */
+	if (any && X.look_delay >= 8 * LOOK_FIRST_MS) {
+		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
+		get(on_get_abort, NULL, abort_key);
 	}
 	return any;
 }
@@ -950,6 +1007,7 @@ static void
 on_want(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
+	const struct ac_coll *c;
 
 	if (is_lost(reply))
 		lost_state();
@@ -957,6 +1015,13 @@ on_want(redisReply *reply, void *priv)
 	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING)
 		deliver(r->key, r->gen, reply->element[1]->str,
 		    reply->element[1]->len);
+	else if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) !=
+	    NULL && !c->done) {
+		/* Not yet: the stream will say, and a look reads it in
+		 * case its entry is trimmed before this node reads it. */
+		(void)note_posted(c);
+		look_soon();
+	}
 	free(r);
 }
 
@@ -1271,7 +1336,9 @@ static void
 session(void)
 {
 	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
-	const char *keys[1] = { counter }, *args[6];
+	char now[24];
+	const char *keys[1] = { counter }, *args[7];
+	struct timespec ts;
 
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
@@ -1279,14 +1346,18 @@ session(void)
 	snprintf(known, sizeof(known), "%ld", X.runid->run);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(now, sizeof(now), "%lld", (long long)ts.tv_sec * 1000 +
+	    ts.tv_nsec / 1000000);
 	args[0] = X.base;
 	args[1] = node;
 	args[2] = nonce;
 	args[3] = known;
 	args[4] = ttl;
 	args[5] = nn;
+	args[6] = now;
 	X.pending = 1;		/* on_register(NULL) clears it if unsent */
-	run(&register_lua, on_register, NULL, 1, keys, 6, args, NULL);
+	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
 }
 
 /* rconn.c: both connections are up (again). */

@@ -126,17 +126,19 @@ testClosedBeforeTheRankArrives() {
 	JOB=closedearly
 	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_run "$(scratch)/a" 2 1 'bar x --timeout 2s'
 	stop_helpers "$(scratch)/a" 2
+	local run; run=$(redis_cli get "accelctl:{$JOB}:run")
 	local d; d=$(scratch)/b; mkdir -p -m 700 "$d" "$d/n1"
 	RDV=unix://$REDIS_SOCK rank_env "$d" 2 1 1 0
 	env -i "${ENVV[@]}" accelctl helper start
 	local i=0
-	until [ "$(redis_cli hexists "accelctl:{$JOB}:r1:members" 1)" = 1 ] || [ $i -ge 250 ]; do
+	until [ "$(redis_cli hexists "accelctl:{$JOB}:r$run:members" 1)" = 1 ] || [ $i -ge 250 ]; do
 		sleep 0.02; i=$((i + 1)); done
-	assertEquals "node 1's helper joined the first run" 1 "$(redis_cli hexists "accelctl:{$JOB}:r1:members" 1)"
+	assertEquals "node 1's helper joined the first run ($run)" 1 \
+		"$(redis_cli hexists "accelctl:{$JOB}:r$run:members" 1)"
 	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_start "$d" 2 1 'bar x --timeout 15s'
 	local first=$JOB_PIDS
 	i=0
-	until [ "$(redis_cli get "accelctl:{$JOB}:run")" = 2 ] || [ $i -ge 250 ]; do
+	until [ "$(redis_cli get "accelctl:{$JOB}:run")" != "$run" ] || [ $i -ge 250 ]; do
 		sleep 0.02; i=$((i + 1)); done
 	sleep 0.5	# node 1's helper has read "closed" with no rank waiting
 	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_start "$d" 2 1 'bar x --timeout 10s'
@@ -144,6 +146,97 @@ testClosedBeforeTheRankArrives() {
 	job_wait
 	assertAllRc 0 "$d" 2 "node 1 moved to node 0's run when its rank came"
 	stop_helpers "$d" 2
+}
+
+# A job id used again by a launch with more nodes (ACCELCTL_JOB_ID=rerun, 2
+# nodes, then 3): the first run had every one of its nodes, but node 2 has no
+# place in it, so a fresh node 2 joins it before the new node 0 opens the new
+# run. It must not pass barrier x on the first run's result (nor read it from
+# the first run's stream): it waits for node 0's run and times out alone.
+testRerunWithMoreNodes() {
+	redis_start
+	JOB=rerun3
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/more1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/more1" 2 "the first run"
+	stop_helpers "$(scratch)/more1" 2
+
+	local d; d=$(scratch)/more2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=2 job_run "$d" 3 1 'bar x --timeout 3s'
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.2")" ;;
+	*) fail "node 2 alone, second run of 3 nodes: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.2"))" ;;
+	esac
+	assertEquals "node 2 alone never passed" "" "$(grep leave "$d/g2" 2>/dev/null)"
+	stop_helpers "$d" 3
+
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/more3" 3 1 'bar x --timeout 10s && bar y --timeout 10s'
+	assertAllRc 0 "$(scratch)/more3" 3 "a whole second run of 3 nodes with the same job id"
+	assertNoEarly "$(scratch)/more3"
+}
+
+# A job id used again after the first run's counter and members expired but
+# its last results had not (they were written after its helpers' last
+# registration, which is what refreshes those two): node 0 of the second run
+# opens "the next run" from an empty counter, the first run's number again,
+# and must not pass barrier x alone on the first run's result (a run number
+# is never used twice: without a counter, node 0 opens the time in ms). A 9 s TTL
+# (refresh every 3 s, while something waits): x passes 2.5 s after the
+# registration, so its result outlives the counter by about 2.5 s.
+testRerunAfterTheCounterExpired() {
+	redis_start
+	JOB=stale
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=9" job_run "$(scratch)/st1" 2 1 '
+		bar up --timeout 10s && sleep 2.5 && bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/st1" 2 "the first run"
+	stop_helpers "$(scratch)/st1" 2
+	# Until the counter or the result of x is gone, whichever goes first.
+	local i=0
+	while [ "$(redis_cli exists "accelctl:{$JOB}:run")" != 0 ] &&
+	    [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:*:done:b:x:*")" ] &&
+	    [ $i -lt 300 ]; do
+		sleep 0.05; i=$((i + 1)); done
+
+	local d; d=$(scratch)/st2
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=9" ONLY_NODES=0 job_run "$d" 2 1 \
+		'bar x --timeout 3s'
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.0")" ;;
+	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
+	esac
+	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
+}
+
+# A job id used again while the first run's helpers still idle (srun leaves
+# them for ACCELCTL_HELPER_IDLE), with Redis emptied in between (FLUSHALL, or a
+# restart without persistence): node 0 of the second run opens run 1 again
+# from an empty counter. The first run's helpers then reconnect (CLIENT KILL:
+# a proxy or network blip) and register again in "their" run 1, posting the
+# last results they saw. Node 0, alone at barrier x, must not pass on them.
+testRerunAfterFlushWithOldHelpersAlive() {
+	redis_start
+	JOB=flushed
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/fl1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/fl1" 2 "the first run"
+	redis_cli flushall >/dev/null
+
+	local d; d=$(scratch)/fl2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_start "$d" 2 1 'bar x --timeout 5s'
+	local i=0
+	until [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:*:arr:b:x:*")" ] || [ $i -ge 250 ]; do
+		sleep 0.02; i=$((i + 1)); done
+	redis_cli client kill type normal >/dev/null
+	job_wait
+	local rc; rc=$(rcs "$d")
+	case $rc in
+	124) ;;
+	2 | 125) assertNotEquals "a refusal says why" "" "$(cat "$d/err.0")" ;;
+	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
+	esac
+	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
 }
 
 load_shunit2
