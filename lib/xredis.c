@@ -101,9 +101,23 @@ struct script {
  */
 #define FANOUT_LUA \
 "local function fanout(p, nn, e, ttl)\n" \
-"  local s = p .. 'events'\n" \
+"  local s = p .. 'ev'\n" \
 "  redis.call('XADD', s, 'MAXLEN', '~', 1000, '*', 'e', e)\n" \
 "  redis.call('EXPIRE', s, ttl)\n" \
+"end\n"
+
+/*
+ * A run's number in its keys' names: base 36 (run_tag() below), because a
+ * run opened without a counter is numbered by the time in ms, 13 digits in
+ * every key an arrival names, 8 here. Lua numbers are doubles: exact to 2^53.
+ */
+#define RUN_TAG_LUA \
+"local function tag(n)\n" \
+"  local d, s = '0123456789abcdefghijklmnopqrstuvwxyz', ''\n" \
+"  repeat local r = n % 36\n" \
+"    s = string.sub(d, r + 1, r + 1) .. s\n" \
+"    n = (n - r) / 36 until n == 0\n" \
+"  return s\n" \
 "end\n"
 
 /*
@@ -125,7 +139,7 @@ struct script {
  * without this node), that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again.
  */
-static struct script register_lua = { FANOUT_LUA
+static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
 "local ttl = tonumber(ARGV[5])\n"
 "local known = tonumber(ARGV[4])\n"
 "local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
@@ -135,12 +149,12 @@ static struct script register_lua = { FANOUT_LUA
 "elseif ARGV[2] == '0' then\n"
 "  if cur > 0 then\n"
 "    run = redis.call('INCR', KEYS[1])\n"
-"    fanout(ARGV[1] .. 'r' .. cur .. ':', tonumber(ARGV[6]), 'C', ttl)\n"
+"    fanout(ARGV[1] .. 'r' .. tag(cur) .. ':', tonumber(ARGV[6]), 'C', ttl)\n"
 "  else\n"
 "    run = tonumber(ARGV[7])\n"
 "    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
-"  local pm = ARGV[1] .. 'r' .. cur .. ':members'\n"
+"  local pm = ARGV[1] .. 'r' .. tag(cur) .. ':members'\n"
 "  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
 "    return {2, cur} end\n"
 "  local pn = redis.call('HGET', pm, 'n')\n"
@@ -148,7 +162,7 @@ static struct script register_lua = { FANOUT_LUA
 "  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
-"local members = ARGV[1] .. 'r' .. run .. ':members'\n"
+"local members = ARGV[1] .. 'r' .. tag(run) .. ':members'\n"
 "local m = redis.call('HGET', members, ARGV[2])\n"
 "if m and m ~= ARGV[3] then return {0, run} end\n"
 "redis.call('HSET', members, ARGV[2], ARGV[3], 'n', ARGV[6])\n"
@@ -303,6 +317,21 @@ static void on_get_abort(redisReply *reply, void *priv);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 static int moved_on(void);
+
+/* X.prefix for RUN: accelctl:{JOB}:rTAG:, TAG the run in base 36 (RUN_TAG_LUA). */
+static void
+run_prefix(long run)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	char tag[16], *p = tag + sizeof(tag) - 1;
+	unsigned long n = run > 0 ? (unsigned long)run : 0;
+
+	*p = '\0';
+	do
+		*--p = digits[n % 36];
+	while ((n /= 36) != 0 && p > tag);
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%s:", X.base, p);
+}
 
 /* Registered in the run on the present connections: keys can be named. */
 static int
@@ -1306,13 +1335,13 @@ on_register(redisReply *reply, void *priv)
 		if (X.runid->save != NULL)
 			X.runid->save(X.runid);
 	}
-	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld:", X.base, run);
+	run_prefix(run);
 	X.registered = 1;
 	X.names_delay = 100;
 	if (reply->element[0]->integer == 3)
 		X.fresh_run = run;
 	ac_rconn_healthy();
-	keyname(events, sizeof(events), "events", NULL, 0);
+	keyname(events, sizeof(events), "ev", NULL, 0);
 	ac_rconn_block(events);
 	X.next_refresh = ac_now_ms() + X.refresh_ms;
 	sweep();
@@ -1727,7 +1756,7 @@ ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
 	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
 	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
 	snprintf(X.base, sizeof(X.base), "accelctl:{%s}:", j->id);
-	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld:", X.base, rid->run);
+	run_prefix(rid->run);
 	ac_rconn_start(u, &hooks);
 	*rdvp = &rdv;
 	return &xport;

@@ -10,6 +10,13 @@ tearDown() { faults_teardown; }
 
 job_keys() { redis_cli --scan --pattern "accelctl:{$JOB}:*"; }
 
+# b36 N: run N as its keys name it (base 36).
+b36() {
+	local n=${1:-0} s="" c=0123456789abcdefghijklmnopqrstuvwxyz
+	while :; do s=${c:n % 36:1}$s; n=$((n / 36)); [ "$n" = 0 ] && break; done
+	echo "$s"
+}
+
 # g. FLUSHALL while a 4-node x 2-rank loop of 40 runs, at generation 10 while
 # nodes 0-2 wait there and node 3 is held back: the helpers post again what
 # Redis lost; the loop completes and no generation passes early.
@@ -126,7 +133,7 @@ testClosedBeforeTheRankArrives() {
 	JOB=closedearly
 	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_run "$(scratch)/a" 2 1 'bar x --timeout 2s'
 	stop_helpers "$(scratch)/a" 2
-	local run; run=$(redis_cli get "accelctl:{$JOB}:run")
+	local run; run=$(b36 "$(redis_cli get "accelctl:{$JOB}:run")")
 	local d; d=$(scratch)/b; mkdir -p -m 700 "$d" "$d/n1"
 	RDV=unix://$REDIS_SOCK rank_env "$d" 2 1 1 0
 	env -i "${ENVV[@]}" accelctl helper start
@@ -138,7 +145,7 @@ testClosedBeforeTheRankArrives() {
 	RDV=unix://$REDIS_SOCK ONLY_NODES=0 job_start "$d" 2 1 'bar x --timeout 15s'
 	local first=$JOB_PIDS
 	i=0
-	until [ "$(redis_cli get "accelctl:{$JOB}:run")" != "$run" ] || [ $i -ge 250 ]; do
+	until [ "$(b36 "$(redis_cli get "accelctl:{$JOB}:run")")" != "$run" ] || [ $i -ge 250 ]; do
 		sleep 0.02; i=$((i + 1)); done
 	sleep 0.5	# node 1's helper has read "closed" with no rank waiting
 	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_start "$d" 2 1 'bar x --timeout 10s'

@@ -250,7 +250,7 @@ testTrimmedEntryOfAWaitIsFound() {
 			# 1,300 more entries at once, as the scripts add them (the
 			# results of a name nobody waits for): quicker than as many
 			# broadcasts, so that the stall stays short under ASan too.
-			s=$(redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:events")
+			s=$(redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:ev")
 			for i in $(seq 1 1300); do
 				printf "XADD %s MAXLEN ~ 1000 * e \"z %d\"\n" "$s" "$i"
 			done | redis-cli -s '"$REDIS_SOCK"' >/dev/null
