@@ -48,7 +48,7 @@ assertBarrier() {
 # 33rd and later are told so, and an accelctl refused so exits 125 saying why.
 testMaxClients() {
 	start_helper 64
-	"$PROTO_CLIENT" "$RT/lj.sock" hold lj 2 40 4 >"$RT/hold" &
+	"$PROTO_CLIENT" "$RT/lj.sock" hold lj 2 40 12 >"$RT/hold" &
 	local i=0
 	while [ ! -s "$RT/hold" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 	assertContains "$(cat "$RT/hold")" "welcome 32 refused 8: the helper serves its maximum of 32 clients"
