@@ -112,6 +112,7 @@ static struct {
 	long		 probe_end;	/* ms */
 	long long	 probe_rev;	/* our member key's revision */
 	int		 progressed;
+	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
@@ -586,6 +587,55 @@ over_here(struct ac_job *j, struct ac_coll *c)
 	return 0;
 }
 
+/* This node's arrival value at barrier C: its failing ranks, "rank:status ...". */
+static size_t
+fails_of(const struct ac_job *j, const struct ac_coll *c, char *fails, size_t len)
+{
+	size_t n = 0;
+
+	fails[0] = '\0';
+	for (long l = 0; l < j->lsize && n < len - 48; l++)
+		if (c->status[l] != 0)
+			n += (size_t)snprintf(fails + n, len - n,
+			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
+			    j->rank_of[l] : l), (long long)c->status[l]);
+	return n;
+}
+
+/*
+ * etcd lost this helper's lease, and with it every arrival we put: also
+ * those of each name's last barrier that completed here, which a node that
+ * had not yet read our arrival there still waits for (it completed here
+ * because that node arrived; its watch or txn may not have seen ours yet).
+ * Put it back if absent; nothing else (it completed here). An earlier
+ * generation needs nothing: every node arrived at a later one, so left it.
+ */
+static void
+repost_done(struct ac_job *j)
+{
+	char mine[KEY_MAX], fails[4096];
+	size_t n;
+
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		struct ac_coll *last = NULL;
+
+		if (k->last_done != NULL && k->last_done->done)
+			last = k->last_done;
+		for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
+			if (c->done && strcmp(c->key, k->key) == 0 &&
+			    (last == NULL || c->gen > last->gen))
+				last = c;
+		if (last == NULL || last->op != AC_OP_BARRIER ||
+		    !ac_coll_cross(j, last) || last->narrived < j->lsize)
+			continue;
+		n = fails_of(j, last, fails, sizeof(fails));
+		arr_key(mine, sizeof(mine), last->key, last->gen, j->node);
+		ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_absent(mine)), json_pack("[o]", op_put(mine, fails, n)),
+		    json_array()), NULL, NULL);
+	}
+}
+
 /* This node's ranks all arrived at barrier C: one txn posts and reads. */
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
@@ -598,12 +648,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
-	fails[0] = '\0';
-	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
-		if (c->status[l] != 0)
-			n += (size_t)snprintf(fails + n, sizeof(fails) - n,
-			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
-			    j->rank_of[l] : l), (long long)c->status[l]);
+	n = fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
 	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));
@@ -1150,6 +1195,10 @@ sweep(void)
 		else if (c->op == AC_OP_RESULT)
 			x_want(j, c);
 	}
+	if (X.lease_lost) {
+		X.lease_lost = 0;
+		repost_done(j);
+	}
 	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
@@ -1528,6 +1577,10 @@ on_lease_lost(void)
 	ac_helper_log("rendezvous: etcd lost this helper's lease; granting "
 	    "another and posting everything again");
 	X.lease = 0;
+	X.lease_lost = 1;
+	/* Our "read up to" keys went with it: say them again. */
+	for (struct seen *s = X.seen; s != NULL; s = s->next)
+		s->acked = -1;
 }
 
 static void
