@@ -55,6 +55,15 @@
 #define UPLOADS_MAX (256 << 20)
 /* How long a node joining a run fresh waits for that run's node 0 to answer. */
 #define PROBE_MS 3000
+/*
+ * While a node waits across nodes, the lease's keepalive doubles as a check
+ * that its member still answers, this often: a watch on a member that hangs
+ * (a frozen machine: the kernel still answers TCP keepalives) or that lost
+ * its leader (a partition) stays open and silent, and the node waited until
+ * its deadline while the others passed. A keepalive that stalls (5 s) or is
+ * refused resets the connection: the next endpoint, the watch again.
+ */
+#define ALIVE_MS 3000
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -99,7 +108,7 @@ static struct {
 	struct ac_runid	*runid;
 	long		 ttl;		/* s, the lease's */
 	long long	 lease;		/* 0: none granted yet */
-	long		 next_keepalive;
+	long		 last_keepalive;	/* ms, sent */
 	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
 	int		 registered;
@@ -1242,7 +1251,7 @@ registered(long run, int fresh, long long rev)
 		X.fresh_run = run;
 	ac_econn_healthy();
 	watch_from(rev);
-	X.next_keepalive = ac_now_ms() + X.ttl * 1000 / 3;
+	X.last_keepalive = ac_now_ms();
 	sweep();
 }
 
@@ -1603,7 +1612,7 @@ on_keepalive(json_t *reply, void *priv)
 static long
 x_timer(long now)
 {
-	long next;
+	long next, every, due;
 
 	/* Arrivals of barriers no longer waited at here. */
 	for (struct arrivals *a = X.arr, *n; a != NULL; a = n) {
@@ -1619,8 +1628,13 @@ x_timer(long now)
 	    now >= X.retry_reg)
 		session();
 	acks(0);
-	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
-		X.next_keepalive = now + X.ttl * 1000 / 3;
+	every = X.ttl * 1000 / 3;
+	if (every > ALIVE_MS && ac_job_waiting_across(X.job))
+		every = ALIVE_MS;
+	due = X.last_keepalive + every;
+	if (ready() && X.lease != 0 && now >= due) {
+		X.last_keepalive = now;
+		due = now + every;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
 		    ej_i64(X.lease)), on_keepalive, NULL);
 	}
@@ -1629,8 +1643,8 @@ x_timer(long now)
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    (next < 0 || X.retry_reg - now < next))
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
-	if (ready() && X.lease != 0 && (next < 0 || X.next_keepalive - now < next))
-		next = X.next_keepalive > now ? X.next_keepalive - now : 0;
+	if (ready() && X.lease != 0 && (next < 0 || due - now < next))
+		next = due > now ? due - now : 0;
 	if (X.probing && (next < 0 || X.probe_end - now < next))
 		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;
