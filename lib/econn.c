@@ -326,6 +326,11 @@ send_req(const char *path, json_t *body, ac_econn_cb *cb, void *priv, int watch)
 	r->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	/* A large body would otherwise wait a second for "100 Continue". */
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	/* A member that loses its leader (a partition) ends our watch with
+	 * "no leader" instead of keeping it open and silent (etcd's own
+	 * clients ask the same with WithRequireLeader). */
+	if (watch)
+		r->hdrs = curl_slist_append(r->hdrs, "Grpc-Metadata-hasleader: true");
 	if (E.token[0] != '\0') {
 		snprintf(hdr, sizeof(hdr), "Authorization: %s", E.token);
 		r->hdrs = curl_slist_append(r->hdrs, hdr);

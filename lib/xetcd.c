@@ -55,6 +55,15 @@
 #define UPLOADS_MAX (256 << 20)
 /* How long a node joining a run fresh waits for that run's node 0 to answer. */
 #define PROBE_MS 3000
+/*
+ * While a node waits across nodes, the lease's keepalive doubles as a check
+ * that its member still answers, this often: a watch on a member that hangs
+ * (a frozen machine: the kernel still answers TCP keepalives) or that lost
+ * its leader (a partition) stays open and silent, and the node waited until
+ * its deadline while the others passed. A keepalive that stalls (5 s) or is
+ * refused resets the connection: the next endpoint, the watch again.
+ */
+#define ALIVE_MS 3000
 
 /* A barrier generation's arrivals, as this node has seen them. */
 struct arrivals {
@@ -99,7 +108,7 @@ static struct {
 	struct ac_runid	*runid;
 	long		 ttl;		/* s, the lease's */
 	long long	 lease;		/* 0: none granted yet */
-	long		 next_keepalive;
+	long		 last_keepalive;	/* ms, sent */
 	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
 	int		 registered;
@@ -112,6 +121,7 @@ static struct {
 	long		 probe_end;	/* ms */
 	long long	 probe_rev;	/* our member key's revision */
 	int		 progressed;
+	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
@@ -586,6 +596,55 @@ over_here(struct ac_job *j, struct ac_coll *c)
 	return 0;
 }
 
+/* This node's arrival value at barrier C: its failing ranks, "rank:status ...". */
+static size_t
+fails_of(const struct ac_job *j, const struct ac_coll *c, char *fails, size_t len)
+{
+	size_t n = 0;
+
+	fails[0] = '\0';
+	for (long l = 0; l < j->lsize && n < len - 48; l++)
+		if (c->status[l] != 0)
+			n += (size_t)snprintf(fails + n, len - n,
+			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
+			    j->rank_of[l] : l), (long long)c->status[l]);
+	return n;
+}
+
+/*
+ * etcd lost this helper's lease, and with it every arrival we put: also
+ * those of each name's last barrier that completed here, which a node that
+ * had not yet read our arrival there still waits for (it completed here
+ * because that node arrived; its watch or txn may not have seen ours yet).
+ * Put it back if absent; nothing else (it completed here). An earlier
+ * generation needs nothing: every node arrived at a later one, so left it.
+ */
+static void
+repost_done(struct ac_job *j)
+{
+	char mine[KEY_MAX], fails[4096];
+	size_t n;
+
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		struct ac_coll *last = NULL;
+
+		if (k->last_done != NULL && k->last_done->done)
+			last = k->last_done;
+		for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
+			if (c->done && strcmp(c->key, k->key) == 0 &&
+			    (last == NULL || c->gen > last->gen))
+				last = c;
+		if (last == NULL || last->op != AC_OP_BARRIER ||
+		    !ac_coll_cross(j, last) || last->narrived < j->lsize)
+			continue;
+		n = fails_of(j, last, fails, sizeof(fails));
+		arr_key(mine, sizeof(mine), last->key, last->gen, j->node);
+		ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
+		    ej_cmp_absent(mine)), json_pack("[o]", op_put(mine, fails, n)),
+		    json_array()), NULL, NULL);
+	}
+}
+
 /* This node's ranks all arrived at barrier C: one txn posts and reads. */
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
@@ -598,12 +657,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
-	fails[0] = '\0';
-	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
-		if (c->status[l] != 0)
-			n += (size_t)snprintf(fails + n, sizeof(fails) - n,
-			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
-			    j->rank_of[l] : l), (long long)c->status[l]);
+	n = fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
 	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));
@@ -1150,6 +1204,10 @@ sweep(void)
 		else if (c->op == AC_OP_RESULT)
 			x_want(j, c);
 	}
+	if (X.lease_lost) {
+		X.lease_lost = 0;
+		repost_done(j);
+	}
 	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
@@ -1193,7 +1251,7 @@ registered(long run, int fresh, long long rev)
 		X.fresh_run = run;
 	ac_econn_healthy();
 	watch_from(rev);
-	X.next_keepalive = ac_now_ms() + X.ttl * 1000 / 3;
+	X.last_keepalive = ac_now_ms();
 	sweep();
 }
 
@@ -1528,6 +1586,10 @@ on_lease_lost(void)
 	ac_helper_log("rendezvous: etcd lost this helper's lease; granting "
 	    "another and posting everything again");
 	X.lease = 0;
+	X.lease_lost = 1;
+	/* Our "read up to" keys went with it: say them again. */
+	for (struct seen *s = X.seen; s != NULL; s = s->next)
+		s->acked = -1;
 }
 
 static void
@@ -1550,7 +1612,7 @@ on_keepalive(json_t *reply, void *priv)
 static long
 x_timer(long now)
 {
-	long next;
+	long next, every, due;
 
 	/* Arrivals of barriers no longer waited at here. */
 	for (struct arrivals *a = X.arr, *n; a != NULL; a = n) {
@@ -1566,8 +1628,13 @@ x_timer(long now)
 	    now >= X.retry_reg)
 		session();
 	acks(0);
-	if (ready() && X.lease != 0 && now >= X.next_keepalive) {
-		X.next_keepalive = now + X.ttl * 1000 / 3;
+	every = X.ttl * 1000 / 3;
+	if (every > ALIVE_MS && ac_job_waiting_across(X.job))
+		every = ALIVE_MS;
+	due = X.last_keepalive + every;
+	if (ready() && X.lease != 0 && now >= due) {
+		X.last_keepalive = now;
+		due = now + every;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
 		    ej_i64(X.lease)), on_keepalive, NULL);
 	}
@@ -1576,8 +1643,8 @@ x_timer(long now)
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    (next < 0 || X.retry_reg - now < next))
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
-	if (ready() && X.lease != 0 && (next < 0 || X.next_keepalive - now < next))
-		next = X.next_keepalive > now ? X.next_keepalive - now : 0;
+	if (ready() && X.lease != 0 && (next < 0 || due - now < next))
+		next = due > now ? due - now : 0;
 	if (X.probing && (next < 0 || X.probe_end - now < next))
 		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;
