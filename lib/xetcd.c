@@ -53,6 +53,10 @@
 #define PART_MAX (512 << 10)
 #define VALUE_MAX ((16 << 20) + 4096)
 #define UPLOADS_MAX (256 << 20)
+/* Results written, kept to write again should etcd lose our lease (and them
+ * with it) while a node has not read them: younger than the lease's TTL, at
+ * most this many bytes, the oldest dropped first (as Redis' PUB_MAX). */
+#define WRITTEN_MAX (16 << 20)
 /* How long a node joining a run fresh waits for that run's node 0 to answer. */
 #define PROBE_MS 3000
 /*
@@ -84,6 +88,7 @@ struct upload {
 	char		*v;
 	size_t		 len, nparts, part;
 	int		 busy;		/* a put is out */
+	long		 at;		/* ms: written (on X.written) */
 };
 
 /* A result in parts being read back, one part at a time. */
@@ -127,6 +132,7 @@ static struct {
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
 	struct arrivals	*arr;
 	struct upload	*uploads;
+	struct upload	*written;	/* newest first (WRITTEN_MAX) */
 	struct fetch	*fetches;
 	struct seen	*seen;
 } X;
@@ -691,6 +697,51 @@ upload_free(struct upload *u)
 	free(u);
 }
 
+/* U is in etcd: off the uploads, onto the written ones (see WRITTEN_MAX),
+ * which drop what is older than the TTL or over the bound. */
+static void
+upload_written(struct upload *u)
+{
+	struct upload **p;
+	size_t held = u->len;
+	long now = ac_now_ms();
+
+	for (p = &X.uploads; *p != NULL; p = &(*p)->next)
+		if (*p == u) {
+			*p = u->next;
+			break;
+		}
+	u->at = now;
+	u->next = X.written;
+	X.written = u;
+	for (p = &X.written->next; *p != NULL; ) {
+		struct upload *o = *p;
+
+		held += o->len;
+		if (held > WRITTEN_MAX || now - o->at > X.ttl * 1000) {
+			*p = o->next;
+			free(o->v);
+			free(o);
+		} else
+			p = &o->next;
+	}
+}
+
+/* etcd lost our lease: every result written goes to be written again. */
+static void
+rewrite_all(void)
+{
+	while (X.written != NULL) {
+		struct upload *u = X.written;
+
+		X.written = u->next;
+		u->part = 0;
+		u->busy = 0;
+		u->next = X.uploads;
+		X.uploads = u;
+	}
+}
+
 static void on_upload(json_t *reply, void *priv);
 
 /* The next put of U: a part, or the result's key (the value itself, or
@@ -745,8 +796,12 @@ on_upload(json_t *reply, void *priv)
 		u->part = 0;	/* reset: sweep() writes it again */
 		return;
 	}
-	if (reply == NULL || u->part++ >= u->nparts) {
-		upload_free(u);		/* written, or refused for good */
+	if (reply == NULL) {
+		upload_free(u);		/* refused for good */
+		return;
+	}
+	if (u->part++ >= u->nparts) {
+		upload_written(u);
 		return;
 	}
 	upload_next(u);
@@ -1587,6 +1642,7 @@ on_lease_lost(void)
 	    "another and posting everything again");
 	X.lease = 0;
 	X.lease_lost = 1;
+	rewrite_all();
 	/* Our "read up to" keys went with it: say them again. */
 	for (struct seen *s = X.seen; s != NULL; s = s->next)
 		s->acked = -1;
@@ -1704,6 +1760,7 @@ x_stop(void)
 	ac_econn_stop();
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
+	rewrite_all();
 	while (X.uploads != NULL)
 		upload_free(X.uploads);
 	while (X.fetches != NULL)
