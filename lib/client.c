@@ -167,9 +167,11 @@ hello(struct ac_client *c, int *rc)
 	ac_frame_end(&b, f);
 	type = ac_client_send(c, &b);
 	ac_buf_free(&b);
-	if (type == -1)
-		return -1;
-	type = ac_client_recv(c, ac_now_ms() + START_WAIT_MS, &r);
+	/* A helper that refuses us at accept (its maximum of clients, out of
+	 * descriptors) may have closed before our HELLO went out: the send
+	 * fails, but its reason waits in our socket, and is read below. */
+	type = ac_client_recv(c, ac_now_ms() + (type == -1 ? 1000 :
+	    START_WAIT_MS), &r);
 	if (type == AC_MSG_WELCOME) {
 		uint32_t v = ac_get_u32(&r);
 
