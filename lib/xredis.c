@@ -563,7 +563,7 @@ note_missing(struct ac_coll *c, const char *bits, size_t len)
  * then less often, up to every LOOK_MAX_MS. A barrier that completes sooner
  * costs no look at all; a timeout or status names the nodes of the last look.
  */
-#define LOOK_FIRST_MS	250
+#define LOOK_FIRST_MS	500
 #define LOOK_MAX_MS	10000
 
 static void
@@ -620,7 +620,8 @@ on_look(redisReply *reply, void *priv)
 			x_arrive(X.job, c);
 		else if (c->xmissing[0] == '\0' && ready() &&
 		    X.look_delay >= 4 * LOOK_FIRST_MS) {
-			/* Every bit is set, yet no result, still at a second
+			/* (The delay was doubled when the look was sent.)
+			 * Every bit is set, yet no result, still at a second
 			 * look (not the moment between a live last arrival's
 			 * BITFIELD and its script, which every waiting node
 			 * may look at together): the last arrival's node died
@@ -718,10 +719,10 @@ look(void)
 			free(r2);
 	}
 	/* An abort whose entry was trimmed before this node read it: only
-	 * for waits that last (from the fourth look on, 3.75 s), which keeps
-	 * the looks of a barrier that completes in its first seconds at
+	 * for waits that last (from the second look on, 1.5 s), which keeps
+	 * the look of a barrier that completes in its first seconds at
 	 * three commands. */
-	if (any && X.look_delay >= 8 * LOOK_FIRST_MS) {
+	if (any && X.look_delay >= 2 * LOOK_FIRST_MS) {
 		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
 		get(on_get_abort, NULL, abort_key);
 	}

@@ -83,11 +83,12 @@ testStatusAcrossNodesNamesMissing() {
 	local d; d=$(scratch)/st; mkdir -p "$d"
 	across 2 2 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			accelctl on-local-main --wait -- true; sleep 1.5; accelctl barrier --timeout 20s s; exit
+			accelctl on-local-main --wait -- true; sleep 3; accelctl barrier --timeout 20s s; exit
 		fi
 		sleep 0.5	# node 1 has met its helper
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl barrier --timeout 20s s & sleep 0.5; accelctl status >'"$d"'/status; wait
+			# The first look at the missing nodes is 500 ms after the arrival.
+			accelctl barrier --timeout 20s s & sleep 1; accelctl status >'"$d"'/status; wait
 		else
 			accelctl barrier --timeout 20s s
 		fi'
