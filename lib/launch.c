@@ -85,6 +85,19 @@ emit(struct launch_state *s, long rank, int to, const char *line, size_t len)
 	free(out);
 }
 
+/* The stream is over: emit what is left of its last line, and let it go. */
+static void
+stream_end(struct launch_state *s, long rank, struct stream *st)
+{
+	if (st->len > 0)
+		emit(s, rank, st->to, st->buf, st->len);
+	free(st->buf);
+	st->buf = NULL;
+	st->len = 0;
+	close(st->fd);
+	st->fd = -1;
+}
+
 /* Read what is there; emit complete lines; at EOF emit the rest. */
 static void
 pump(struct launch_state *s, long rank, struct stream *st)
@@ -117,13 +130,7 @@ pump(struct launch_state *s, long rank, struct stream *st)
 		memmove(st->buf, st->buf + start, st->len - start);
 		st->len -= start;
 	}
-	if (st->len > 0)
-		emit(s, rank, st->to, st->buf, st->len);
-	free(st->buf);
-	st->buf = NULL;
-	st->len = 0;
-	close(st->fd);
-	st->fd = -1;
+	stream_end(s, rank, st);
 }
 
 static void
@@ -340,12 +347,17 @@ loop(struct launch_state *s, int sfd)
 	}
 	free(pfd);
 	/* Children are gone; take what their pipes still hold, without waiting
-	 * for grandchildren that may keep them open. */
+	 * for grandchildren that may keep them open (then a pipe is still
+	 * open, and its partial line and buffer are let go here). */
 	for (long i = 0; i < s->n; i++) {
-		if (s->kids[i].out.fd >= 0)
-			pump(s, i, &s->kids[i].out);
-		if (s->kids[i].err.fd >= 0)
-			pump(s, i, &s->kids[i].err);
+		for (int k = 0; k < 2; k++) {
+			struct stream *st = k ? &s->kids[i].err : &s->kids[i].out;
+
+			if (st->fd >= 0)
+				pump(s, i, st);
+			if (st->fd >= 0)
+				stream_end(s, i, st);
+		}
 	}
 	return 0;
 }

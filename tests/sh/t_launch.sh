@@ -107,6 +107,19 @@ testStdinToRankZeroOnly() {
 2:" "$(printf '%s\n' "$out" | sort)"
 }
 
+# A rank that exits while a process it started in the background keeps its
+# output open: launch stops reading when its ranks are gone, and the last line,
+# without a newline, is printed all the same (it was lost, and its buffer too).
+testLastLineWhileAGrandchildHoldsThePipe() {
+	local t0 t1; t0=$(date +%s%N)
+	run -- launch -n 2 --tag -- sh -c '(sleep 4 &); printf "partial-$ACCELCTL_RANK"'
+	t1=$(date +%s%N)
+	assertRc 0 "launch"
+	assertContains "$out" "0: partial-0"
+	assertContains "$out" "1: partial-1"
+	assertTrue "did not wait for the grandchild ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 3500 ]"
+}
+
 testBadInput() {
 	local a
 	for a in "-n 0" "-n -1" "-n x" "-n 4097" "-n 2 --nnodes 0" "-n 2 -N 1025" "-n 1x"; do
