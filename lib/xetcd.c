@@ -121,6 +121,7 @@ static struct {
 	int		 run_wait;	/* node 0 has not opened this launch's run */
 	long		 retry_reg;
 	long		 fresh_run;	/* joined fresh, not opened; or 0 */
+	long		 closed_seen;	/* told it is closed, no rank waiting yet */
 	int		 probing;	/* joined fresh: is node 0 there alive? */
 	int		 nonce_saved;	/* fresh, and the nonce is on disk */
 	long		 probe_end;	/* ms */
@@ -144,6 +145,7 @@ struct req {
 
 static void sweep(void);
 static void session(void);
+static int moved_on(void);
 static void x_want(struct ac_job *j, struct ac_coll *c);
 
 static int
@@ -661,7 +663,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	struct ac_coll *prev;
 	json_t *ops;
 
-	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
+	if (!ready() || moved_on() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	n = fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
@@ -889,7 +891,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	char key[KEY_MAX], seen[KEY_MAX];
 	struct req *r;
 
-	if (!ready() || over_here(j, c) || (r = new_req(c)) == NULL)
+	if (!ready() || moved_on() || over_here(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
 	seen_key(seen, sizeof(seen), c->key, j->node);
@@ -1113,19 +1115,41 @@ watch_at(long long from)
  * before node 0 of its own launch opened that one, and saw nothing complete
  * there, was in an earlier launch's run by mistake: it registers again.
  */
-static void
-closed(void)
+static int
+leave_closed(int posting)
 {
-	/* A helper whose ranks all left has nothing to carry over: it stays. */
-	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed ||
-	    !ac_job_waiting_across(X.job))
-		return;
+	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed)
+		return 0;
+	/* No rank waits here: a helper whose ranks all left has nothing to
+	 * carry over, and stays; one whose ranks have not come yet moves
+	 * when the first of them posts (moved_on(); as in xredis.c). */
+	if (!posting && !ac_job_waiting_across(X.job)) {
+		X.closed_seen = X.runid->run;
+		return 0;
+	}
 	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
 	    "joining node 0's", X.runid->run, X.job->id);
 	X.fresh_run = 0;
 	X.runid->run = 0;
 	X.registered = 0;
 	session();
+	return 1;
+}
+
+static void
+closed(void)
+{
+	(void)leave_closed(0);
+}
+
+/* Told the run is closed before a rank of ours waited: now one posts. */
+static int
+moved_on(void)
+{
+	if (X.closed_seen == 0 || X.closed_seen != X.runid->run)
+		return 0;
+	X.closed_seen = 0;
+	return leave_closed(1);
 }
 
 /* One event: a key under the run's prefix was put or deleted. */

@@ -70,6 +70,28 @@ testRerunAfterSigkill() {
 	assertEquals "launch 2: both nodes pass" "0 0" "$(cat "$(scratch)"/l2.rc.0 "$(scratch)"/l2.rc.1 | tr '\n' ' ' | sed 's/ $//')"
 }
 
+# Launch 2's node 1 helper starts before its rank comes and before launch 2's
+# node 0 (a prolog, helper start): launch 1's run is the newest, node 1's
+# place there is free and launch 1's node 0 helper (idle, alive) answers, so
+# it joins it. Launch 2's node 0 then opens a run and closes launch 1's while
+# no rank of node 1 waits: node 1 must still move when its rank arrives.
+testClosedBeforeTheRankArrives() {
+	JOB=closedearly
+	node c1 0 barrier --timeout 2s x
+	assertEquals "launch 1's node 0 alone times out" 124 "$rc"
+	(node_env c2 1 "$ACCELCTL" helper start >/dev/null 2>&1)
+	local i=0
+	until etcdctl_ get --prefix "accelctl/$JOB/r" --keys-only | grep -q '/members/1$' || [ $i -gt 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
+	assertTrue "launch 2's node 1 helper joined launch 1's run" \
+		"etcdctl_ get --prefix accelctl/$JOB/r --keys-only | grep -q /members/1\$"
+	(node c2 0 barrier --timeout 20s x; echo "$rc" >"$(scratch)/c2.rc.0") &
+	sleep 2		# node 1's helper has read "closed" with no rank waiting
+	node c2 1 barrier --timeout 12s x
+	wait
+	assertEquals "launch 2 passes x on both nodes ($err)" "0 0" "$(cat "$(scratch)/c2.rc.0") $rc"
+}
+
 # Launch 1 completes x on both nodes and its helpers exit; launch 2's node 0
 # alone must not pass x on launch 1's arrivals (as Redis' testRerunSameJobId).
 testRerunSameJobId() {
