@@ -41,6 +41,7 @@
 #include "ejson.h"
 #include "kind.h"
 #include "xetcd.h"
+#include "runjoin.h"
 #include "xvalue.h"
 
 #define KEY_MAX 1024
@@ -120,13 +121,11 @@ static struct {
 	int		 pending;	/* registering */
 	int		 run_wait;	/* node 0 has not opened this launch's run */
 	long		 retry_reg;
-	long		 fresh_run;	/* joined fresh, not opened; or 0 */
-	long		 closed_seen;	/* told it is closed, no rank waiting yet */
+	struct ac_runjoin rj;		/* the run joined fresh, progress in it */
 	int		 probing;	/* joined fresh: is node 0 there alive? */
 	int		 nonce_saved;	/* fresh, and the nonce is on disk */
 	long		 probe_end;	/* ms */
 	long long	 probe_rev;	/* our member key's revision */
-	int		 progressed;
 	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
@@ -243,7 +242,7 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	struct ac_result r;
 	char failed[512];
 
-	X.progressed = 1;
+	X.rj.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
 }
@@ -465,7 +464,7 @@ complete(struct arrivals *a)
 	r.status = nf > 0 ? f[0].status : 0;
 	r.failed = text;
 	free(f);
-	X.progressed = 1;
+	X.rj.progressed = 1;
 	ac_job_remote_done(X.job, a->key, a->gen, &r);
 }
 
@@ -1115,41 +1114,30 @@ watch_at(long long from)
  * before node 0 of its own launch opened that one, and saw nothing complete
  * there, was in an earlier launch's run by mistake: it registers again.
  */
+/* Leave the run (ac_runjoin): register again, fresh; nothing is posted
+ * until that is answered. */
 static int
-leave_closed(int posting)
+leave_run(int leave)
 {
-	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed)
-		return 0;
-	/* No rank waits here: a helper whose ranks all left has nothing to
-	 * carry over, and stays; one whose ranks have not come yet moves
-	 * when the first of them posts (moved_on(); as in xredis.c). */
-	if (!posting && !ac_job_waiting_across(X.job)) {
-		X.closed_seen = X.runid->run;
-		return 0;
+	if (leave) {
+		X.registered = 0;
+		session();
 	}
-	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
-	    "joining node 0's", X.runid->run, X.job->id);
-	X.fresh_run = 0;
-	X.runid->run = 0;
-	X.registered = 0;
-	session();
-	return 1;
+	return leave;
 }
 
 static void
 closed(void)
 {
-	(void)leave_closed(0);
+	(void)leave_run(ac_runjoin_closed(&X.rj, X.runid, X.job, 0));
 }
 
-/* Told the run is closed before a rank of ours waited: now one posts. */
+/* A rank posts: 1 when it leaves a run told closed before (the sweep posts
+ * it in node 0's run). */
 static int
 moved_on(void)
 {
-	if (X.closed_seen == 0 || X.closed_seen != X.runid->run)
-		return 0;
-	X.closed_seen = 0;
-	return leave_closed(1);
+	return leave_run(ac_runjoin_posting(&X.rj, X.runid, X.job));
 }
 
 /* One event: a key under the run's prefix was put or deleted. */
@@ -1327,7 +1315,7 @@ registered(long run, int fresh, long long rev)
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, run);
 	X.registered = 1;
 	if (fresh)
-		X.fresh_run = run;
+		X.rj.fresh = run;
 	ac_econn_healthy();
 	watch_from(rev);
 	X.last_keepalive = ac_now_ms();

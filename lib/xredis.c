@@ -41,6 +41,7 @@
 #include "num.h"
 #include "rconn.h"
 #include "xredis.h"
+#include "runjoin.h"
 #include "xvalue.h"
 
 /* Results up to this size travel inside the stream's entry; larger ones are fetched. */
@@ -58,9 +59,7 @@ static struct {
 	int		 pending;	/* registering: no reply yet */
 	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
 	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
-	long		 fresh_run;	/* a run we joined fresh (not opened), or 0 */
-	long		 closed_seen;	/* told it is closed, no rank waiting yet */
-	int		 progressed;	/* a cross-node collective completed in our run */
+	struct ac_runjoin rj;		/* the run joined fresh, progress in it */
 	int		 run_wait;	/* told to wait for node 0's run */
 	long		 next_names;	/* ms: look again for unnamed missing nodes */
 	long		 names_delay;	/* ms, doubling: a node may never come */
@@ -365,7 +364,7 @@ deliver(const char *key, int64_t gen, const char *v, size_t len)
 	 * stream is read from its start, old results included (closed()). */
 	if (c == NULL || c->done)
 		return;
-	X.progressed = 1;
+	X.rj.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
 }
@@ -1112,45 +1111,30 @@ on_get_abort(redisReply *reply, void *priv)
  * nothing complete there, was in an earlier launch's run by mistake: it
  * registers again, fresh, and posts its arrivals in the new run.
  */
+/* Leave the run (ac_runjoin): register again, fresh; nothing is posted
+ * until that is answered. */
 static int
-leave_closed(int posting)
+leave_run(int leave)
 {
-	if (X.fresh_run == 0 || X.fresh_run != X.runid->run || X.progressed)
-		return 0;
-	/*
-	 * No rank waits here: a helper whose ranks all left has nothing to
-	 * carry over, and stays (an earlier launch's idle helper must not take
-	 * a place in the new run); one whose ranks have not come yet moves when
-	 * the first of them posts (moved_on()).
-	 */
-	if (!posting && !ac_job_waiting_across(X.job)) {
-		X.closed_seen = X.runid->run;
-		return 0;
+	if (leave) {
+		X.registered = 0;
+		session();
 	}
-	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
-	    "joining node 0's", X.runid->run, X.job->id);
-	X.fresh_run = 0;
-	X.runid->run = 0;
-	X.registered = 0;
-	session();
-	return 1;
+	return leave;
 }
 
 static void
 closed(void)
 {
-	(void)leave_closed(0);
+	(void)leave_run(ac_runjoin_closed(&X.rj, X.runid, X.job, 0));
 }
 
-/* Told the run is closed before any rank of ours waited (closed()): now that
- * one posts, move; 1 when moved (the sweep posts it in node 0's run). */
+/* A rank posts: 1 when it leaves a run told closed before (the sweep posts
+ * it in node 0's run). */
 static int
 moved_on(void)
 {
-	if (X.closed_seen == 0 || X.closed_seen != X.runid->run)
-		return 0;
-	X.closed_seen = 0;
-	return leave_closed(1);
+	return leave_run(ac_runjoin_posting(&X.rj, X.runid, X.job));
 }
 
 /* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
@@ -1340,7 +1324,7 @@ on_register(redisReply *reply, void *priv)
 	X.registered = 1;
 	X.names_delay = 100;
 	if (reply->element[0]->integer == 3)
-		X.fresh_run = run;
+		X.rj.fresh = run;
 	ac_rconn_healthy();
 	keyname(events, sizeof(events), "ev", NULL, 0);
 	ac_rconn_block(events);
