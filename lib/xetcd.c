@@ -239,9 +239,15 @@ node_key(char *buf, size_t len, const char *kind, long run, long node)
 static void
 deliver(const char *key, int64_t gen, const char *v, size_t len)
 {
+	const struct ac_coll *c = ac_job_find(X.job, key, gen);
 	struct ac_result r;
 	char failed[512];
 
+	/* Only a collective we wait for counts as progress in the run (as in
+	 * xredis.c): a watch from an older revision replays old results, and
+	 * a fresh joiner must still leave a closed run (runjoin.c). */
+	if (c == NULL || c->done)
+		return;
 	X.rj.progressed = 1;
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(X.job, key, gen, &r);
