@@ -118,9 +118,11 @@ testHelperKilledAfterResults() {
 		fi
 		accelctl barrier --timeout 20s end || exit
 		sleep 0.5
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; rc=$?
+			cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log 2>&1; fi; echo "rc=${rc:-0}"'
 	assertEquals "both ranks went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
-	assertContains "node 1's new helper has nothing in flight" "$(cat "$d/status")" "nothing in flight"
+	assertContains "node 1's new helper has nothing in flight: $(cat "$d/status"); its log: $(cat "$d/log")" \
+		"$(cat "$d/status")" "nothing in flight"
 }
 
 # etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at

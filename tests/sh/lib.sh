@@ -129,14 +129,17 @@ source_dies() {
 }
 
 # ACCELCTL_TEST_SKIP="testA testB" (tests/etcd/suite.sh): the suite's tests
-# but those, said on stderr (shunit2 2.1.8 runs a suite() when one is defined).
-if [ -n "${ACCELCTL_TEST_SKIP:-}" ]; then
+# but those, said on stderr; ACCELCTL_TEST_ONLY="testA": only those (to rerun
+# one test while debugging). shunit2 2.1.8 runs a suite() when one is defined.
+if [ -n "${ACCELCTL_TEST_SKIP:-}${ACCELCTL_TEST_ONLY:-}" ]; then
 	suite() {
 		local t
 		for t in $(grep -o '^test[A-Za-z0-9_]*' "$0"); do
 			case " $ACCELCTL_TEST_SKIP " in
-			*" $t "*) echo "$t: left out here (ACCELCTL_TEST_SKIP)" >&2 ;;
-			*) suite_addTest "$t" ;;
+			*" $t "*) echo "$t: left out here (ACCELCTL_TEST_SKIP)" >&2; continue ;;
+			esac
+			case " ${ACCELCTL_TEST_ONLY:-$t} " in
+			*" $t "*) suite_addTest "$t" ;;
 			esac
 		done
 	}
