@@ -106,6 +106,8 @@ struct seen {
 	struct seen	*next;
 	char		 key[AC_KEY_MAX];
 	int64_t		 acked;		/* etcd knows; -1: none yet */
+	int64_t		 said;		/* the most this node said, by this
+					 * helper or one it replaced; -1 */
 	int64_t		 sending;	/* in flight, or -1 */
 };
 
@@ -594,7 +596,7 @@ seen_of(const char *key)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	snprintf(s->key, sizeof(s->key), "%s", key);
-	s->acked = s->sending = -1;
+	s->acked = s->sending = s->said = -1;
 	s->next = X.seen;
 	X.seen = s;
 	return s;
@@ -607,7 +609,8 @@ seen_of(const char *key)
  * node said there may be later (the helper before said it read GEN+1), and
  * saying GEN now would lower it. A result this node then waits for, deleted
  * as read, would be waited for until the deadline (etcd.keys
- * testHelperKilledAfterResults, 1 in 8 under load).
+ * testHelperKilledAfterResults, 1 in 8 under load). Later acks say at
+ * least GEN (said), also after a lost lease.
  */
 static void
 over_unread(const char *key, int64_t gen)
@@ -616,6 +619,8 @@ over_unread(const char *key, int64_t gen)
 
 	if (s != NULL && s->acked < gen)
 		s->acked = gen;
+	if (s != NULL && s->said < gen)
+		s->said = gen;
 }
 
 /*
@@ -1045,6 +1050,8 @@ on_seen(json_t *reply, void *priv)
 
 	if (reply != NULL && s->sending > s->acked)
 		s->acked = s->sending;
+	if (reply != NULL && s->sending > s->said)
+		s->said = s->sending;
 	s->sending = -1;	/* reset: said again once registered */
 }
 
@@ -1063,7 +1070,9 @@ ack_txn(struct seen *s, int64_t gen)
 	char to[KEY_MAX], pfrom[KEY_MAX], pto[KEY_MAX + 24];
 	json_t *cmp = json_array();
 
-	snprintf(v, sizeof(v), "%020" PRId64, gen);
+	/* Never below what this node said (etcd lost our lease, or what
+	 * it holds is a replaced helper's; over_unread). */
+	snprintf(v, sizeof(v), "%020" PRId64, gen > s->said ? gen : s->said);
 	if (gen > 0)
 		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
 	else
@@ -1110,6 +1119,8 @@ acks(int sync)
 			    ack_txn(s, c->gen), end - ac_now_ms()) == -1)
 				return;
 			s->acked = c->gen;
+			if (s->said < c->gen)
+				s->said = c->gen;
 			continue;
 		}
 		s->sending = c->gen;
@@ -1333,7 +1344,7 @@ registered(long run, int fresh, long long rev)
 	if (run != X.runid->run) {
 		/* What this node said it read was of another run. */
 		for (struct seen *s = X.seen; s != NULL; s = s->next)
-			s->acked = -1;
+			s->acked = s->said = -1;
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
