@@ -55,8 +55,8 @@
 #define VALUE_MAX ((16 << 20) + 4096)
 #define UPLOADS_MAX (256 << 20)
 /* Results written, kept to write again should etcd lose our lease (and them
- * with it) while a node has not read them: younger than the lease's TTL, at
- * most this many bytes, the oldest dropped first (as Redis' PUB_MAX). */
+ * with it) while a node has not read them: at most this many bytes (with
+ * their bookkeeping), the oldest dropped first (as Redis' PUB_MAX). */
 #define WRITTEN_MAX (16 << 20)
 /* How long a node joining a run fresh waits for that run's node 0 to answer. */
 #define PROBE_MS 3000
@@ -89,7 +89,6 @@ struct upload {
 	char		*v;
 	size_t		 len, nparts, part;
 	int		 busy;		/* a put is out */
-	long		 at;		/* ms: written (on X.written) */
 };
 
 /* A result in parts being read back, one part at a time. */
@@ -148,6 +147,7 @@ static void sweep(void);
 static void session(void);
 static int moved_on(void);
 static void x_want(struct ac_job *j, struct ac_coll *c);
+static void uploads(void);
 
 static int
 ready(void)
@@ -283,11 +283,20 @@ on_fetch(json_t *reply, void *priv)
 	}
 	if (kv == NULL || (v = ej_kv_field(kv, "value", &vl)) == NULL ||
 	    vl > f->total - f->len) {
+		struct ac_coll *c = ac_job_find(X.job, f->key, f->gen);
+
 		ac_helper_log("rendezvous: part %zu of %s generation %" PRId64
 		    " is %s", f->part, f->key, f->gen, kv == NULL ? "gone" :
 		    "malformed");
 		free(v);
 		fetch_free(f);
+		/* Deleted under us (every node said it read it: a replaced
+		 * helper replays its journal): ask again, and the result's
+		 * key is gone too, with what this node said. It stayed in
+		 * flight for good (review of etcd.keys). Parts and key go in
+		 * one txn: no loop. */
+		if (kv == NULL && c != NULL && !c->done)
+			x_want(X.job, c);
 		return;
 	}
 	memcpy(f->v + f->len, v, vl);
@@ -747,27 +756,30 @@ upload_free(struct upload *u)
 }
 
 /* U is in etcd: off the uploads, onto the written ones (see WRITTEN_MAX),
- * which drop what is older than the TTL or over the bound. */
+ * which drop the oldest over the bound. Not by age: a node may read a
+ * result any time later (it sleeps, it is slow), and a lease etcd loses
+ * takes every result we wrote, however old (etcd.lease
+ * testLeaseExpiredUnderResults: a result older than the TTL was dropped
+ * here when another was written after the helper woke, and node 1 waited
+ * for it until its deadline). */
 static void
 upload_written(struct upload *u)
 {
 	struct upload **p;
-	size_t held = u->len;
-	long now = ac_now_ms();
+	size_t held = u->len + sizeof(*u);
 
 	for (p = &X.uploads; *p != NULL; p = &(*p)->next)
 		if (*p == u) {
 			*p = u->next;
 			break;
 		}
-	u->at = now;
 	u->next = X.written;
 	X.written = u;
 	for (p = &X.written->next; *p != NULL; ) {
 		struct upload *o = *p;
 
-		held += o->len;
-		if (held > WRITTEN_MAX || now - o->at > X.ttl * 1000) {
+		held += o->len + sizeof(*o);
+		if (held > WRITTEN_MAX) {
 			*p = o->next;
 			free(o->v);
 			free(o);
@@ -776,7 +788,8 @@ upload_written(struct upload *u)
 	}
 }
 
-/* etcd lost our lease: every result written goes to be written again. */
+/* etcd lost our lease: every result written goes to be written again,
+ * but for those every node has read (upload_next's compares). */
 static void
 rewrite_all(void)
 {
@@ -791,14 +804,44 @@ rewrite_all(void)
 	}
 }
 
+/*
+ * Compares that hold when every other node has said it read generation GEN
+ * of result KEY: its seen key above GEN-1 (zero-padded, compared byte-wise;
+ * a node that said nothing fails them).
+ */
+static json_t *
+read_by_all(const char *key, int64_t gen)
+{
+	char other[KEY_MAX], below[24];
+	json_t *cmp = json_array();
+
+	if (gen > 0)
+		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
+	else
+		snprintf(below, sizeof(below), "-");	/* below every digit */
+	for (long n = 0; n < X.job->nnodes; n++)
+		if (n != X.job->node) {
+			seen_key(other, sizeof(other), key, n);
+			json_array_append_new(cmp, ej_cmp_greater(other, below));
+		}
+	return cmp;
+}
+
 static void on_upload(json_t *reply, void *priv);
 
-/* The next put of U: a part, or the result's key (the value itself, or
- * "P PARTS BYTES" once every part is in). */
+/*
+ * The next put of U: a part, or the result's key (the value itself, or
+ * "P PARTS BYTES" once every part is in). Unless every other node has
+ * read U (a replaced helper publishes its journal's results again, a lost
+ * lease writes them again): then its parts are deleted, and U is over. Put
+ * back, a result every node read stayed in etcd for the lease's lifetime
+ * (etcd.keys testSourceKilledAfterBigResults, etcd.lease
+ * testLeaseLostAfterResultsRead); the seen keys order this with the acks.
+ */
 static void
 upload_next(struct upload *u)
 {
-	char key[KEY_MAX], head[64];
+	char key[KEY_MAX], head[64], parts[KEY_MAX], done[KEY_MAX];
 	json_t *put;
 
 	if (u->part < u->nparts) {
@@ -813,9 +856,14 @@ upload_next(struct upload *u)
 		    head, (size_t)snprintf(head, sizeof(head), "P %zu %zu",
 		    u->nparts, u->len));
 	}
+	part_key(parts, sizeof(parts), u->key, -1, 0);
+	snprintf(parts + strlen(parts), sizeof(parts) - strlen(parts),
+	    "%020" PRId64 "/", u->gen);
+	done_key(done, sizeof(done), u->key, u->gen);
 	u->busy = 1;
-	if (ac_econn_call_large("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
-	    put), json_array()), on_upload, u) == -1)
+	if (ac_econn_call_large("/v3/kv/txn", ej_txn(read_by_all(u->key, u->gen),
+	    json_pack("[o, o]", ej_delete(parts, NULL), ej_delete(done, "")),
+	    json_pack("[o]", put)), on_upload, u) == -1)
 		u->busy = 0;	/* down: sweep() starts it again */
 }
 
@@ -845,8 +893,8 @@ on_upload(json_t *reply, void *priv)
 		u->part = 0;	/* reset: sweep() writes it again */
 		return;
 	}
-	if (reply == NULL) {
-		upload_free(u);		/* refused for good */
+	if (reply == NULL || json_is_true(json_object_get(reply, "succeeded"))) {
+		upload_free(u);		/* refused for good, or read by all */
 		return;
 	}
 	if (u->part++ >= u->nparts) {
@@ -922,9 +970,20 @@ on_want(json_t *reply, void *priv)
 
 		/* Gone, and this node said every rank of it had read it: a
 		 * helper that replaced a killed one replays it from its
-		 * journal. Nobody here waits there again: it is over. */
+		 * journal. Nobody here should wait there again: it is over.
+		 * A rank that does (its reply was cut with the helper that
+		 * sent it) fails (125) rather than read an empty result. */
 		if (strtoll(v, NULL, 10) >= r->gen) {
+			struct ac_coll *c = ac_job_find(X.job, r->key, r->gen);
+			char why[192];
+
 			over_unread(r->key, strtoll(v, NULL, 10));
+			snprintf(why, sizeof(why), "its result (generation %"
+			    PRId64 ") was read by every node and deleted from "
+			    "etcd, and this rank asked again (its helper was "
+			    "replaced while answering it?)", r->gen);
+			if (c != NULL && !c->done && X.job->failed != NULL)
+				X.job->failed(X.job, c, why);
 			ac_job_remote_done(X.job, r->key, r->gen, &none);
 		}
 		free(v);
@@ -1066,30 +1125,20 @@ on_seen(json_t *reply, void *priv)
 static json_t *
 ack_txn(struct seen *s, int64_t gen)
 {
-	char mine[KEY_MAX], other[KEY_MAX], v[24], below[24], from[KEY_MAX];
+	char mine[KEY_MAX], v[24], from[KEY_MAX];
 	char to[KEY_MAX], pfrom[KEY_MAX], pto[KEY_MAX + 24];
-	json_t *cmp = json_array();
 
 	/* Never below what this node said (etcd lost our lease, or what
 	 * it holds is a replaced helper's; over_unread). */
 	snprintf(v, sizeof(v), "%020" PRId64, gen > s->said ? gen : s->said);
-	if (gen > 0)
-		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
-	else
-		snprintf(below, sizeof(below), "-");	/* below every digit */
-	for (long n = 0; n < X.job->nnodes; n++)
-		if (n != X.job->node) {
-			seen_key(other, sizeof(other), s->key, n);
-			json_array_append_new(cmp, ej_cmp_greater(other, below));
-		}
 	seen_key(mine, sizeof(mine), s->key, X.job->node);
 	snprintf(from, sizeof(from), "%sdone/%s/", X.prefix, s->key);
 	done_key(to, sizeof(to), s->key, gen + 1);
 	part_key(pfrom, sizeof(pfrom), s->key, -1, 0);
 	snprintf(pto, sizeof(pto), "%s%020" PRId64, pfrom, gen + 1);
-	return ej_txn(cmp, json_pack("[o, o, o]", op_put(mine, v, strlen(v)),
-	    ej_delete(from, to), ej_delete(pfrom, pto)), json_pack("[o]",
-	    op_put(mine, v, strlen(v))));
+	return ej_txn(read_by_all(s->key, gen), json_pack("[o, o, o]",
+	    op_put(mine, v, strlen(v)), ej_delete(from, to), ej_delete(pfrom,
+	    pto)), json_pack("[o]", op_put(mine, v, strlen(v))));
 }
 
 /*
@@ -1314,6 +1363,7 @@ sweep(void)
 		X.lease_lost = 0;
 		repost_done(j);
 	}
+
 	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)

@@ -1,7 +1,9 @@
 # t_keys.sh: what a job leaves in etcd (ctest etcd.keys): a long loop of barriers, broadcasts (parts
 # included) and --wait keeps the job's keys flat, not one per generation, also
 # across a helper killed mid-loop; a node that is behind still reads every
-# result; a full database (NOSPACE alarm) fails at once, naming the alarm, not
+# result; a helper replaced after results were read puts none back, leaves
+# none in flight, and gives a rank asking again no wrong data; a full
+# database (NOSPACE alarm) fails at once, naming the alarm, not
 # "unreachable".
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
@@ -123,6 +125,110 @@ testHelperKilledAfterResults() {
 	assertEquals "both ranks went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertContains "node 1's new helper has nothing in flight: $(cat "$d/status"); its log: $(cat "$d/log")" \
 		"$(cat "$d/status")" "nothing in flight"
+}
+
+results() { etcdctl_ get --prefix accelctl/ --keys-only | grep -E '/(done|p[0-9]+)/'; }
+
+# Node 0 (the source) has its helper SIGKILLed after every node read two
+# 700 KiB results (so deleted). Its replacement publishes its journal's
+# results again: they are not put back (they stayed for the lease's life).
+testSourceKilledAfterBigResults() {
+	local d; d=$(scratch)/sk; mkdir -p "$d"
+	head -c $((700 * 1024)) /dev/urandom >"$d/big"
+	across 2 1 bash -c '
+		for i in 1 2; do
+			if [ $ACCELCTL_NODE_RANK = 0 ]; then accelctl broadcast --timeout 20s s <'"$d"'/big >/dev/null || exit
+			else accelctl broadcast --timeout 20s s | cmp -s - '"$d"'/big || exit; fi
+		done
+		accelctl barrier --timeout 20s read || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			sleep 1; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
+		fi
+		accelctl barrier --timeout 20s end || exit
+		sleep 1.5; echo "rc=$?"'
+	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertEquals "no result or part left" "" "$(results)"
+}
+
+# 3 nodes; node 1's helper is SIGKILLed twice in a row after every node
+# read 5 broadcasts; node 2 reads them late. Nothing stays in flight, and
+# nothing in etcd.
+testKilledTwice3Nodes() {
+	local d; d=$(scratch)/k3; mkdir -p "$d"
+	across 3 1 bash -c '
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 1
+		for i in 1 2 3 4 5; do [ "$(accelctl broadcast --timeout 20s v "$i")" = "$i" ] || exit; done
+		accelctl barrier --timeout 20s read || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then sleep 1; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3; fi
+		accelctl barrier --timeout 20s mid || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then sleep 0.5; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3; fi
+		accelctl barrier --timeout 20s end || exit
+		sleep 0.5
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "all went on ($err)" 3 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertContains "nothing in flight" "$(cat "$d/status")" "nothing in flight"
+	assertEquals "no result left" "" "$(results)"
+}
+
+# Node 1 read an 8 MiB result (16 parts) and said so; node 0 has not (its
+# second rank reads late). Node 1's helper is SIGKILLed; its replacement
+# finds the result and fetches its parts while node 0's late reader says
+# it read it, which deletes them. A part gone used to end the fetch and
+# nothing asked again: the collective stayed in flight for good.
+testReplacementFetchRace() {
+	local d; d=$(scratch)/fr; mkdir -p "$d"
+	head -c $((8 * 1024 * 1024)) /dev/urandom >"$d/big"
+	across 2 2 bash -c '
+		n=$ACCELCTL_NODE_RANK l=$ACCELCTL_LOCAL_RANK
+		if [ $n = 0 ] && [ $l = 0 ]; then accelctl broadcast --timeout 30s v <'"$d"'/big >/dev/null || exit
+		elif [ $n = 0 ]; then
+			until [ -e '"$d"'/go ]; do sleep 0.01; done; sleep 0.3
+			accelctl broadcast --timeout 30s v | cmp -s - '"$d"'/big || exit
+		else
+			accelctl broadcast --timeout 30s v | cmp -s - '"$d"'/big || exit
+			if [ $l = 0 ]; then
+				sleep 1; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
+				touch '"$d"'/go
+			fi
+		fi
+		accelctl barrier --timeout 30s end || exit
+		sleep 1
+		if [ $n = 1 ] && [ $l = 0 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+	assertEquals "all went on ($err)" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertContains "nothing in flight" "$(cat "$d/status")" "nothing in flight"
+}
+
+# Node 1's helper has a 1 MiB result queued to its rank's client (stopped)
+# when it says it read it; both nodes said so, so it is deleted; then the
+# helper is SIGKILLed and the client, let go, asks its replacement again.
+# It used to get an empty result with exit 0; the value is gone from etcd,
+# so it fails (125) and says why, never wrong data.
+testKilledMidReply() {
+	local d; d=$(scratch)/mr; mkdir -p "$d"
+	head -c $((1024 * 1024)) /dev/urandom >"$d/big"
+	across 2 1 bash -c '
+		accelctl barrier --timeout 20s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl barrier --timeout 20s go || exit
+			accelctl broadcast --timeout 20s v <'"$d"'/big >/dev/null || exit
+		else
+			accelctl broadcast --timeout 20s v >'"$d"'/got 2>'"$d"'/client & cp=$!
+			until accelctl status | grep -q "generation 0 "; do sleep 0.05; done
+			kill -STOP $cp
+			accelctl barrier --timeout 20s go || exit
+			sleep 1; accelctl status >/dev/null; sleep 1	# another client comes and goes
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
+			kill -CONT $cp; wait $cp; c=$?; echo "client rc=$c"
+			if [ $c = 0 ]; then cmp -s '"$d"'/got '"$d"'/big && echo SAME || echo "DIFFERENT: got $(wc -c <'"$d"'/got) bytes"; fi
+		fi
+		accelctl barrier --timeout 20s end; echo "rc=$?"'
+	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertNotContains "never wrong data ($out; $(cat "$d/client"))" "$out" DIFFERENT
+	case $out in
+	*"client rc=0"*) assertContains "$out" SAME ;;
+	*) assertContains "$out" "client rc=125"
+	   assertContains "$(cat "$d/client")" "accelctl: broadcast: 'v': its result (generation 0) was read by every node and deleted from etcd" ;;
+	esac
 }
 
 # etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at

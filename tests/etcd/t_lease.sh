@@ -38,11 +38,11 @@ testLeaseExpiredUnderBarrier() {
 
 # The same for results: rank 0 broadcasts 3 generations (its source never
 # waits), then its helper stops past the lease; node 1 reads them after.
-# The helper holds only a name's last result to write again: generations 0
-# and 1 went with the lease. NOT FIXED (review 13b): node 1 waits at
-# generation 0 until its deadline (124). Results written would have to be
-# kept until every node said it read them.
+# The helper used to hold only a name's last result to write again:
+# generations 0 and 1 went with the lease, and node 1 waited at generation 0
+# until its deadline. It now keeps what it wrote (WRITTEN_MAX in xetcd.c).
 testLeaseExpiredUnderResults() {
+	local d; d=$(scratch)/lr; mkdir -p "$d"
 	short 2 1 bash -c '
 		accelctl barrier --timeout 20s warm || exit
 		if [ $ACCELCTL_NODE_RANK = 0 ]; then
@@ -55,8 +55,62 @@ testLeaseExpiredUnderResults() {
 				[ "$(accelctl broadcast --timeout 10s v)" = "$i" ] || { echo "generation $i lost"; exit 1; }
 			done
 		fi
-		accelctl barrier --timeout 20s end; echo "rc=$?"'
-	assertEquals "both nodes read every generation ($out $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+		accelctl barrier --timeout 20s end; echo "rc=$?"
+		cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log.$ACCELCTL_NODE_RANK'
+	assertEquals "both nodes read every generation ($out $err; node 0's helper: $(cat "$d/log.0"); node 1's: $(cat "$d/log.1"))" \
+		2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+# A result older than the lease's TTL is still kept to write again: node 0
+# writes v twice, 4 s apart (the lease kept alive), then its helper stops
+# past the lease. The helper used to drop what it wrote more than a TTL ago
+# when it wrote the next: v's first went with the lease and was never
+# written again (coll.c keeps only a name's last), and node 1, reading late,
+# waited for it until its deadline.
+testLeaseExpiredUnderOldResults() {
+	local d; d=$(scratch)/lo; mkdir -p "$d"
+	short 2 1 bash -c '
+		accelctl barrier --timeout 20s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			hp=$(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			accelctl broadcast --timeout 20s v old >/dev/null || exit
+			sleep 4
+			accelctl broadcast --timeout 20s v new >/dev/null || exit
+			sleep 0.5	# written: the first is then a TTL old
+			kill -STOP $hp; sleep 5; kill -CONT $hp
+		else
+			sleep 9
+			[ "$(accelctl broadcast --timeout 10s v)" = old ] || { echo "the first v lost"; exit 1; }
+			[ "$(accelctl broadcast --timeout 10s v)" = new ] || { echo "the second v lost"; exit 1; }
+		fi
+		accelctl barrier --timeout 20s end; echo "rc=$?"
+		cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log.$ACCELCTL_NODE_RANK'
+	assertEquals "node 1 read both ($out $err; node 0's helper: $(cat "$d/log.0"))" \
+		2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+# What every node has read is not written again after a lost lease: nobody
+# would read it, nor delete it (its key stayed for the lease's lifetime, a
+# day by default). Node 1 reads v three times, then node 0's helper stops
+# past the lease; after it is back, etcd holds no result of v.
+testLeaseLostAfterResultsRead() {
+	local d; d=$(scratch)/lr2; mkdir -p "$d"
+	run ACCELCTL_RENDEZVOUS="$ETCD_URL" ACCELCTL_ETCD_TTL=3 EP="http://${ETCD_ENDPOINTS}" -- \
+		launch --nnodes 2 -n 1 --tag -- bash -c '
+		for i in 1 2 3; do accelctl broadcast --timeout 20s v "$i" >/dev/null || exit; done
+		accelctl barrier --timeout 20s read || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			hp=$(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			sleep 0.5; kill -STOP $hp; sleep 5; kill -CONT $hp
+		fi
+		accelctl barrier --timeout 20s end || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			sleep 1.5
+			ETCDCTL_API=3 etcdctl --endpoints "$EP" get --prefix accelctl/ --keys-only >'"$d"'/keys
+		fi; echo "rc=$?"'
+	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertTrue "etcd was read ($(cat "$d/keys"))" "grep -q /r1/ '$d/keys'"
+	assertEquals "no result of v in etcd" "" "$(grep '/done/c:v/' "$d/keys")"
 }
 
 load_shunit2
