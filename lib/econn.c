@@ -752,12 +752,14 @@ ac_econn_requests(void)
 }
 
 int
-ac_econn_sync(const char *path, json_t *body, long timeout_ms)
+ac_econn_sync(const char *path, json_t *body, long timeout_ms, json_t **reply)
 {
 	struct req *r;
 	long http = 0;
 	int rc;
 
+	if (reply != NULL)
+		*reply = NULL;
 	if (!ac_econn_up() || E.m == NULL) {
 		json_decref(body);
 		return -1;
@@ -771,6 +773,8 @@ ac_econn_sync(const char *path, json_t *body, long timeout_ms)
 	rc = curl_easy_perform(r->e) == CURLE_OK &&
 	    curl_easy_getinfo(r->e, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK &&
 	    http == 200 ? 0 : -1;
+	if (rc == 0 && reply != NULL && r->buf != NULL)
+		*reply = json_loadb(r->buf, r->len, 0, NULL);
 	curl_easy_cleanup(r->e);
 	r->e = NULL;
 	free_req(r);

@@ -63,9 +63,11 @@ unsigned long ac_econn_requests(void);
 
 /*
  * POST BODY (stolen) to PATH on a blocking handle of its own, waiting at most
- * TIMEOUT_MS: a helper's last words as it exits. 0, or -1.
+ * TIMEOUT_MS: a helper's last words as it exits. 0, or -1. REPLY, unless
+ * NULL: the reply parsed (the caller's to json_decref), or NULL.
  */
-int  ac_econn_sync(const char *path, json_t *body, long timeout_ms);
+int  ac_econn_sync(const char *path, json_t *body, long timeout_ms,
+	json_t **reply);
 
 /* int64 fields come as strings ("123"), or absent when 0 (proto3 JSON). */
 long long ac_json_i64(const json_t *obj, const char *field);

@@ -74,6 +74,14 @@ ej_range(const char *key, int prefix)
 	return json_pack("{s:o}", "request_range", r);
 }
 
+json_t *
+ej_range_min(const char *prefix)
+{
+	return json_pack("{s:{s:o, s:o, s:s, s:s, s:o}}", "request_range", "key",
+	    ej_b64s(prefix), "range_end", ej_prefix_end(prefix), "sort_order",
+	    "ASCEND", "sort_target", "VALUE", "limit", ej_i64(1));
+}
+
 /* Delete the keys from KEY up to END (not included), or those that start
  * with KEY when END is NULL. */
 json_t *
@@ -127,6 +135,13 @@ ej_kvs(json_t *reply, int i)
 	else
 		r = json_object_get(reply, "kvs");
 	return json_is_array(r) ? r : NULL;
+}
+
+long long
+ej_count(json_t *reply, int i)
+{
+	return ac_json_i64(json_object_get(json_array_get(json_object_get(reply,
+	    "responses"), (size_t)i), "response_range"), "count");
 }
 
 long long

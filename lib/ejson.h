@@ -20,6 +20,9 @@ json_t *ej_prefix_end(const char *prefix);
  * for KEY alone), or of the keys that start with KEY when END is NULL. */
 json_t *ej_put(const char *key, const void *v, size_t len, long long lease);
 json_t *ej_range(const char *key, int prefix);
+/* A range of the keys that start with PREFIX sending back only the one of
+ * least value (byte-wise), with every key counted (ej_count). */
+json_t *ej_range_min(const char *prefix);
 json_t *ej_delete(const char *key, const char *end);
 /* Compares: KEY's value is greater than V (byte-wise; a missing key fails);
  * KEY does not exist; KEY was last modified at REV. */
@@ -30,6 +33,8 @@ json_t *ej_txn(json_t *compare, json_t *success, json_t *failure);
 
 /* The kvs of response I of a txn reply (of a range reply when I < 0), or NULL. */
 json_t *ej_kvs(json_t *reply, int i);
+/* The count of keys in response I of a txn reply (a range's). */
+long long ej_count(json_t *reply, int i);
 /* The revision in a reply's header (0 when absent). */
 long long ej_revision(json_t *reply);
 /* A kv's FIELD ("key", "value") decoded: malloc()ed, NUL-terminated, *LEN

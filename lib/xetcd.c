@@ -804,44 +804,70 @@ rewrite_all(void)
 	}
 }
 
-/*
- * Compares that hold when every other node has said it read generation GEN
- * of result KEY: its seen key above GEN-1 (zero-padded, compared byte-wise;
- * a node that said nothing fails them).
- */
-static json_t *
-read_by_all(const char *key, int64_t gen)
+/* The prefix of result KEY's seen keys (seen_key), one a node. */
+static void
+seen_prefix(char *buf, size_t len, const char *key)
 {
-	char other[KEY_MAX], below[24];
-	json_t *cmp = json_array();
+	snprintf(buf, len, "%ss%ld/%s/", X.base, X.runid->run, key);
+}
 
-	if (gen > 0)
-		snprintf(below, sizeof(below), "%020" PRId64, gen - 1);
-	else
-		snprintf(below, sizeof(below), "-");	/* below every digit */
-	for (long n = 0; n < X.job->nnodes; n++)
-		if (n != X.job->node) {
-			seen_key(other, sizeof(other), key, n);
-			json_array_append_new(cmp, ej_cmp_greater(other, below));
-		}
-	return cmp;
+/*
+ * Has every node said it read generation GEN? Response I of txn REPLY is an
+ * ej_range_min of the seen keys: their count, and the least. MINE: this
+ * node's own key is among them (else the others alone must say so). One
+ * range, not a compare a node: etcd refuses a txn of more operations than
+ * its --max-txn-ops (128 by default), and at 130 nodes every result and
+ * every ack was refused, for ever (review of etcd.keys).
+ */
+static int
+all_read(json_t *reply, int i, int64_t gen, int mine)
+{
+	json_t *kv = json_array_get(ej_kvs(reply, i), 0);
+	char *v;
+	size_t vl;
+	int yes;
+
+	if (reply == NULL || kv == NULL ||
+	    ej_count(reply, i) != X.job->nnodes - (mine ? 0 : 1) ||
+	    (v = ej_kv_field(kv, "value", &vl)) == NULL)
+		return 0;
+	yes = vl == 20 && strtoll(v, NULL, 10) >= gen;
+	free(v);
+	return yes;
+}
+
+/* Delete result KEY's generations FROM to TO (not included), and their parts. */
+static json_t *
+delete_results(const char *key, int64_t from, int64_t to)
+{
+	char dfrom[KEY_MAX], dto[KEY_MAX], parts[KEY_MAX];
+	char pfrom[KEY_MAX + 24], pto[KEY_MAX + 24];
+
+	done_key(dfrom, sizeof(dfrom), key, from);
+	done_key(dto, sizeof(dto), key, to);
+	part_key(parts, sizeof(parts), key, -1, 0);
+	snprintf(pfrom, sizeof(pfrom), "%s%020" PRId64, parts, from);
+	snprintf(pto, sizeof(pto), "%s%020" PRId64, parts, to);
+	return ej_txn(json_array(), json_pack("[o, o]", ej_delete(dfrom, dto),
+	    ej_delete(pfrom, pto)), json_array());
 }
 
 static void on_upload(json_t *reply, void *priv);
 
 /*
  * The next put of U: a part, or the result's key (the value itself, or
- * "P PARTS BYTES" once every part is in). Unless every other node has
- * read U (a replaced helper publishes its journal's results again, a lost
- * lease writes them again): then its parts are deleted, and U is over. Put
- * back, a result every node read stayed in etcd for the lease's lifetime
- * (etcd.keys testSourceKilledAfterBigResults, etcd.lease
- * testLeaseLostAfterResultsRead); the seen keys order this with the acks.
+ * "P PARTS BYTES" once every part is in). The same txn reads the seen keys:
+ * when every other node has read U (a replaced helper publishes its
+ * journal's results again, a lost lease writes them again), what was put
+ * is deleted again and U is over. Put back, a result every node read
+ * stayed in etcd for the lease's lifetime (etcd.keys
+ * testSourceKilledAfterBigResults, etcd.lease testLeaseLostAfterResultsRead).
+ * A last reader that says so after this txn deletes it itself (acks).
  */
 static void
 upload_next(struct upload *u)
 {
-	char key[KEY_MAX], head[64], parts[KEY_MAX], done[KEY_MAX];
+	char key[KEY_MAX], head[64], seen[KEY_MAX], mine[KEY_MAX];
 	json_t *put;
 
 	if (u->part < u->nparts) {
@@ -856,14 +882,12 @@ upload_next(struct upload *u)
 		    head, (size_t)snprintf(head, sizeof(head), "P %zu %zu",
 		    u->nparts, u->len));
 	}
-	part_key(parts, sizeof(parts), u->key, -1, 0);
-	snprintf(parts + strlen(parts), sizeof(parts) - strlen(parts),
-	    "%020" PRId64 "/", u->gen);
-	done_key(done, sizeof(done), u->key, u->gen);
+	seen_prefix(seen, sizeof(seen), u->key);
+	seen_key(mine, sizeof(mine), u->key, X.job->node);
 	u->busy = 1;
-	if (ac_econn_call_large("/v3/kv/txn", ej_txn(read_by_all(u->key, u->gen),
-	    json_pack("[o, o]", ej_delete(parts, NULL), ej_delete(done, "")),
-	    json_pack("[o]", put)), on_upload, u) == -1)
+	if (ac_econn_call_large("/v3/kv/txn", ej_txn(json_array(),
+	    json_pack("[o, o, o]", put, ej_range_min(seen), ej_range(mine, 0)),
+	    json_array()), on_upload, u) == -1)
 		u->busy = 0;	/* down: sweep() starts it again */
 }
 
@@ -893,8 +917,15 @@ on_upload(json_t *reply, void *priv)
 		u->part = 0;	/* reset: sweep() writes it again */
 		return;
 	}
-	if (reply == NULL || json_is_true(json_object_get(reply, "succeeded"))) {
-		upload_free(u);		/* refused for good, or read by all */
+	if (reply != NULL && all_read(reply, 1, u->gen, ej_kvs(reply, 2) != NULL &&
+	    json_array_size(ej_kvs(reply, 2)) > 0)) {
+		ac_econn_call("/v3/kv/txn", delete_results(u->key, u->gen,
+		    u->gen + 1), NULL, NULL);
+		upload_free(u);		/* read by all */
+		return;
+	}
+	if (reply == NULL) {
+		upload_free(u);		/* refused for good */
 		return;
 	}
 	if (u->part++ >= u->nparts) {
@@ -931,6 +962,11 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 		if (!u->busy)
 			oldest = u;	/* the list is newest first */
 	}
+	/* Written, and etcd has it while our lease lives (rewrite_all when it
+	 * does not): each sweep after a reconnect added another copy. */
+	for (u = X.written; u != NULL; u = u->next)
+		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
+			return;
 	/* While etcd is away, a source that runs ahead is held to this. */
 	if (held > UPLOADS_MAX && oldest != NULL) {
 		ac_helper_log("rendezvous: %s generation %" PRId64 " dropped "
@@ -1111,34 +1147,34 @@ on_seen(json_t *reply, void *priv)
 		s->acked = s->sending;
 	if (reply != NULL && s->sending > s->said)
 		s->said = s->sending;
+	if (reply != NULL && all_read(reply, 1, s->sending, 1))
+		ac_econn_call("/v3/kv/txn", delete_results(s->key, 0,
+		    s->sending + 1), NULL, NULL);
 	s->sending = -1;	/* reset: said again once registered */
 }
 
 /*
  * Every rank of this node has read generation GEN of result S->key (and so
- * every earlier one). One txn says so, and when every other node has said
- * so for GEN or later (byte-wise comparisons of 20-digit generations),
- * deletes the result's generations up to GEN and their parts. A node that
- * is behind has not said so: what it has yet to read stays. The last node
- * to read a generation deletes it, whichever that is.
+ * every earlier one). One txn says so (20-digit generations: byte-wise
+ * order is numeric) and reads every node's word (all_read); when each has
+ * said GEN or later, a second deletes the result's generations up to GEN
+ * and their parts. A node that is behind has not said so: what it has yet
+ * to read stays. The last node to read a generation deletes it, whichever
+ * that is; two that both see it delete twice, harmlessly. What a node said
+ * never goes down (said), so what was read stays read between the two.
  */
 static json_t *
 ack_txn(struct seen *s, int64_t gen)
 {
-	char mine[KEY_MAX], v[24], from[KEY_MAX];
-	char to[KEY_MAX], pfrom[KEY_MAX], pto[KEY_MAX + 24];
+	char mine[KEY_MAX], v[24], seen[KEY_MAX];
 
 	/* Never below what this node said (etcd lost our lease, or what
 	 * it holds is a replaced helper's; over_unread). */
 	snprintf(v, sizeof(v), "%020" PRId64, gen > s->said ? gen : s->said);
 	seen_key(mine, sizeof(mine), s->key, X.job->node);
-	snprintf(from, sizeof(from), "%sdone/%s/", X.prefix, s->key);
-	done_key(to, sizeof(to), s->key, gen + 1);
-	part_key(pfrom, sizeof(pfrom), s->key, -1, 0);
-	snprintf(pto, sizeof(pto), "%s%020" PRId64, pfrom, gen + 1);
-	return ej_txn(read_by_all(s->key, gen), json_pack("[o, o, o]",
-	    op_put(mine, v, strlen(v)), ej_delete(from, to), ej_delete(pfrom,
-	    pto)), json_pack("[o]", op_put(mine, v, strlen(v))));
+	seen_prefix(seen, sizeof(seen), s->key);
+	return ej_txn(json_array(), json_pack("[o, o]", op_put(mine, v,
+	    strlen(v)), ej_range_min(seen)), json_array());
 }
 
 /*
@@ -1164,9 +1200,15 @@ acks(int sync)
 		    (!sync && s->sending >= 0))
 			continue;
 		if (sync) {
+			json_t *reply;
+
 			if (ac_now_ms() >= end || ac_econn_sync("/v3/kv/txn",
-			    ack_txn(s, c->gen), end - ac_now_ms()) == -1)
+			    ack_txn(s, c->gen), end - ac_now_ms(), &reply) == -1)
 				return;
+			if (all_read(reply, 1, c->gen, 1) && ac_now_ms() < end)
+				ac_econn_sync("/v3/kv/txn", delete_results(s->key,
+				    0, c->gen + 1), end - ac_now_ms(), NULL);
+			json_decref(reply);
 			s->acked = c->gen;
 			if (s->said < c->gen)
 				s->said = c->gen;
@@ -1848,7 +1890,7 @@ withdraw_all(void)
 		wd_key(wd, sizeof(wd), c->key, c->gen, X.job->node);
 		if (ac_econn_sync("/v3/kv/txn", ej_txn(json_array(), json_pack(
 		    "[o, o]", ej_delete(key, ""), op_put(wd, "", 0)), json_array()),
-		    1000) == -1)
+		    1000, NULL) == -1)
 			return;
 	}
 }

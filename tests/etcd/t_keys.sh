@@ -231,6 +231,22 @@ testKilledMidReply() {
 	esac
 }
 
+# etcd refuses a txn of more operations than its --max-txn-ops (128 by
+# default). Reading what every node has read was a compare a node in each
+# ack and each put of a result: from 130 nodes on, every one was refused,
+# and every result waited until its deadline. Scaled down: a limit of 4
+# and 8 nodes.
+testManyNodesFewTxnOps() {
+	etcd_stop
+	etcd_start 1 --max-txn-ops 4
+	across 8 1 bash -c '
+		for i in 1 2 3; do [ "$(accelctl broadcast --timeout 15s v "$i")" = "$i" ] || exit; done
+		accelctl barrier --timeout 15s end || exit
+		sleep 1; echo "rc=$?"'
+	assertEquals "all read every value ($err)" 8 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertEquals "no result left" "" "$(results)"
+}
+
 # etcd's NOSPACE alarm (a tiny quota, filled here): every rank exits 125 at
 # once with etcd's words and a sentence naming the alarm.
 testDatabaseFull() {
