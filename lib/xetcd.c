@@ -108,6 +108,9 @@ struct seen {
 	int64_t		 said;		/* the most this node said, by this
 					 * helper or one it replaced; -1 */
 	int64_t		 sending;	/* in flight, or -1 */
+	int64_t		 del;		/* read by all up to here: delete; -1 */
+	int		 deleting;	/* that delete is in flight */
+	int64_t		 deleting_gen;	/* of this generation */
 };
 
 static struct {
@@ -148,6 +151,7 @@ static void session(void);
 static int moved_on(void);
 static void x_want(struct ac_job *j, struct ac_coll *c);
 static void uploads(void);
+static void deletes(void);
 
 static int
 ready(void)
@@ -605,7 +609,7 @@ seen_of(const char *key)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	snprintf(s->key, sizeof(s->key), "%s", key);
-	s->acked = s->sending = s->said = -1;
+	s->acked = s->sending = s->said = s->del = -1;
 	s->next = X.seen;
 	X.seen = s;
 	return s;
@@ -919,9 +923,13 @@ on_upload(json_t *reply, void *priv)
 	}
 	if (reply != NULL && all_read(reply, 1, u->gen, ej_kvs(reply, 2) != NULL &&
 	    json_array_size(ej_kvs(reply, 2)) > 0)) {
-		ac_econn_call("/v3/kv/txn", delete_results(u->key, u->gen,
-		    u->gen + 1), NULL, NULL);
-		upload_free(u);		/* read by all */
+		struct seen *s = seen_of(u->key);
+
+		/* Read by all up to U, and so every earlier one. */
+		if (s != NULL && s->del < u->gen)
+			s->del = u->gen;
+		upload_free(u);
+		deletes();
 		return;
 	}
 	if (reply == NULL) {
@@ -1147,10 +1155,36 @@ on_seen(json_t *reply, void *priv)
 		s->acked = s->sending;
 	if (reply != NULL && s->sending > s->said)
 		s->said = s->sending;
-	if (reply != NULL && all_read(reply, 1, s->sending, 1))
-		ac_econn_call("/v3/kv/txn", delete_results(s->key, 0,
-		    s->sending + 1), NULL, NULL);
+	if (reply != NULL && all_read(reply, 1, s->sending, 1) &&
+	    s->sending > s->del)
+		s->del = s->sending;	/* acks() deletes, until it is done */
 	s->sending = -1;	/* reset: said again once registered */
+}
+
+static void
+on_deleted(json_t *reply, void *priv)
+{
+	struct seen *s = priv;
+
+	if (reply != NULL && s->del == s->deleting_gen)
+		s->del = -1;
+	s->deleting = 0;
+}
+
+/* Results every node has read, deleted: a second request after the ack
+ * that saw it, sent again until it is answered (one lost left them for
+ * the source's lease, a day). */
+static void
+deletes(void)
+{
+	for (struct seen *s = X.seen; s != NULL; s = s->next)
+		if (s->del >= 0 && !s->deleting) {
+			s->deleting = 1;
+			s->deleting_gen = s->del;
+			if (ac_econn_call("/v3/kv/txn", delete_results(s->key, 0,
+			    s->del + 1), on_deleted, s) == -1)
+				s->deleting = 0;
+		}
 }
 
 /*
@@ -1190,6 +1224,8 @@ acks(int sync)
 
 	if (!ready())
 		return;
+	if (!sync)
+		deletes();
 	for (struct ac_keygen *k = X.job->keys; k != NULL; k = k->next) {
 		struct ac_coll *c = k->last_done;
 
@@ -1317,8 +1353,12 @@ event(json_t *ev)
 		set_node(atol(rest + 6), del ? NULL : v);
 	else if (strcmp(rest, "closed") == 0 && !del)
 		closed();
-	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0) {
-		/* A node joins our run fresh and asks whether we are alive. */
+	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0 &&
+	    atol(rest + 5) >= 0 && atol(rest + 5) < X.job->nnodes) {
+		/* A node joins our run fresh and asks whether we are alive. Not
+		 * one this job does not have (a launch of more nodes under the
+		 * same job id): it was counted as a reader of our results, and
+		 * one was deleted before our node 1 read it (review). */
 		char pong[KEY_MAX];
 
 		node_key(pong, sizeof(pong), "pong", X.runid->run, atol(rest + 5));
@@ -1436,7 +1476,10 @@ registered(long run, int fresh, long long rev)
 	if (run != X.runid->run) {
 		/* What this node said it read was of another run. */
 		for (struct seen *s = X.seen; s != NULL; s = s->next)
-			s->acked = s->said = -1;
+			s->acked = s->said = s->del = -1;
+		/* What we wrote went under the other run's prefix (a source
+		 * that moved to node 0's run: review). */
+		rewrite_all();
 		if (X.runid->run != 0)
 			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
