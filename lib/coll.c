@@ -63,6 +63,9 @@ ac_job_free(struct ac_job *j)
 		coll_free(k->last_done);
 		free(k);
 	}
+	free(j->kbuckets);
+	j->kbuckets = NULL;
+	j->nkbuckets = j->nkeys = 0;
 	for (c = j->colls; c != NULL; c = cn) {
 		cn = c->next;
 		coll_free(c);
@@ -86,15 +89,63 @@ ac_job_hello(struct ac_job *j, long lrank, int64_t rank)
 		j->x->hello(j);
 }
 
+/* FNV-1a: names are short and chosen by job scripts, not by an attacker
+ * who could gain from collisions (a rank can only slow its own job). */
+static size_t
+key_hash(const char *key)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+struct ac_keygen *
+ac_job_key(const struct ac_job *j, const char *key)
+{
+	if (j->nkbuckets == 0)
+		return NULL;
+	for (struct ac_keygen *k = j->kbuckets[key_hash(key) % j->nkbuckets];
+	    k != NULL; k = k->hnext)
+		if (strcmp(k->key, key) == 0)
+			return k;
+	return NULL;
+}
+
+/* Room for one more name: the buckets double when they are all used, so
+ * a lookup stays a bucket or two long. -1 on no memory. */
+static int
+key_room(struct ac_job *j)
+{
+	size_t n = j->nkbuckets ? 2 * j->nkbuckets : 64;
+	struct ac_keygen **b;
+
+	if (j->nkeys < j->nkbuckets)
+		return 0;
+	if ((b = calloc(n, sizeof(*b))) == NULL)
+		return j->nkbuckets > 0 ? 0 : -1;	/* slower, still right */
+	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		size_t i = key_hash(k->key) % n;
+
+		k->hnext = b[i];
+		b[i] = k;
+	}
+	free(j->kbuckets);
+	j->kbuckets = b;
+	j->nkbuckets = n;
+	return 0;
+}
+
 static struct ac_keygen *
 keygen(struct ac_job *j, const char *key)
 {
 	struct ac_keygen *k;
+	size_t i;
 
-	for (k = j->keys; k != NULL; k = k->next)
-		if (strcmp(k->key, key) == 0)
-			return k;
-	if ((k = calloc(1, sizeof(*k))) == NULL)
+	if ((k = ac_job_key(j, key)) != NULL)
+		return k;
+	if (key_room(j) == -1 || (k = calloc(1, sizeof(*k))) == NULL)
 		return NULL;
 	k->next_gen = calloc((size_t)j->lsize, sizeof(*k->next_gen));
 	k->nonce = calloc((size_t)j->lsize, sizeof(*k->nonce));
@@ -109,6 +160,10 @@ keygen(struct ac_job *j, const char *key)
 	snprintf(k->key, sizeof(k->key), "%s", key);
 	k->next = j->keys;
 	j->keys = k;
+	i = key_hash(key) % j->nkbuckets;
+	k->hnext = j->kbuckets[i];
+	j->kbuckets[i] = k;
+	j->nkeys++;
 	return k;
 }
 
@@ -244,6 +299,7 @@ complete(struct ac_job *j, struct ac_coll *c)
 		if (cross) {
 			if (!c->xsent) {
 				c->xsent = 1;
+				c->xwd = 0;	/* posted again: nothing to take back */
 				j->x->arrive(j, c);
 			}
 			return;
@@ -264,12 +320,9 @@ complete(struct ac_job *j, struct ac_coll *c)
 struct ac_coll *
 ac_job_find(struct ac_job *j, const char *key, int64_t gen)
 {
-	struct ac_keygen *k;
+	struct ac_keygen *k = ac_job_key(j, key);
 
-	for (k = j->keys; k != NULL; k = k->next)
-		if (strcmp(k->key, key) == 0)
-			return find_coll(j, k, gen);
-	return NULL;
+	return k != NULL ? find_coll(j, k, gen) : NULL;
 }
 
 void
@@ -282,6 +335,7 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 		return;
 	if (r->lost) {
 		c->src = AC_SRC_LOST;
+		ac_journal_lost(j, c);
 		if (j->released != NULL)
 			j->released(j, c);
 		return;
@@ -299,6 +353,8 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 	if (c->paylen > 0)
 		memcpy(c->payload, r->payload, c->paylen);
 	c->done = 1;
+	/* Before any rank hears of it: a replaced helper must know it is over. */
+	ac_journal_remote(j, c);
 	if (j->released != NULL)
 		j->released(j, c);
 }
@@ -452,6 +508,40 @@ ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
 		j->released(j, c);
 }
 
+int
+ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
+{
+	struct ac_keygen *k = ac_job_key(j, key);
+	struct ac_coll *c = NULL;
+
+	if (k == NULL || lrank < 0 || lrank >= j->lsize ||
+	    k->next_gen[lrank] != gen + 1)
+		return -1;
+	for (c = j->colls; c != NULL; c = c->next)
+		if (c->gen == gen && strcmp(c->key, key) == 0)
+			break;
+	if (c == NULL || c->done || c->src == AC_SRC_LOST || !c->arrived[lrank] ||
+	    (c->op == AC_OP_RESULT && source_lrank(j, c) == lrank))
+		return -1;
+	/* Posted across nodes by a transport that cannot take it back
+	 * (NCCL): the arrival stands, as it did before withdrawals. */
+	if (c->xsent && c->op == AC_OP_BARRIER && j->x->withdraw == NULL)
+		return -1;
+	ac_journal_withdraw(j, lrank, c);
+	c->arrived[lrank] = 0;
+	c->status[lrank] = 0;
+	c->narrived--;
+	k->next_gen[lrank] = gen;
+	k->nonce[lrank] = 0;
+	if (c->xsent && c->op == AC_OP_BARRIER) {
+		c->xsent = 0;
+		c->xwd = 1;
+		j->x->withdraw(j, c);
+	} else if (c->op == AC_OP_RESULT)
+		c->xsent = 0;	/* asked for again when a rank waits again */
+	return 0;
+}
+
 void
 ac_job_abort(struct ac_job *j, long lrank, const char *reason)
 {
@@ -499,6 +589,14 @@ ac_job_gc(struct ac_job *j)
 	while ((c = *pp) != NULL) {
 		int finished = c->done || c->src == AC_SRC_LOST;
 
+		/* Every rank withdrew (and the transport was told): nobody
+		 * is there, and status must not list it. */
+		if (!finished && c->narrived == 0 && c->waiters == 0 && !c->xwd &&
+		    !c->xsent) {
+			*pp = c->next;
+			coll_free(c);
+			continue;
+		}
 		if (!finished || c->narrived < j->lsize || c->waiters > 0) {
 			pp = &c->next;
 			continue;
@@ -631,9 +729,14 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 		/* Nor one the transport failed for good (its waiters exited
 		 * 125, later ones will): it waits for nothing, as a lost
 		 * source's does not. */
-		if (c->done || c->src == AC_SRC_LOST || c->xfailed != NULL)
+		if (c->done || c->src == AC_SRC_LOST || c->xfailed != NULL ||
+		    c->narrived == 0)
 			continue;
 		ac_coll_summary(j, c, sum, sizeof(sum));
+		if (c->xwd)
+			snprintf(sum + strlen(sum), sizeof(sum) - strlen(sum),
+			    " (taking back node %ld's arrival across nodes)",
+			    j->node);
 		n += (size_t)snprintf(buf + n, len - n,
 		    "%-10s %-24s generation %-4lld waiting %lds: %s\n",
 		    ac_kind_of(c->key) != NULL ? ac_kind_of(c->key)->name : "?",

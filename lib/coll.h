@@ -28,6 +28,7 @@ struct ac_coll {
 	long		 waiters;		/* connections attached */
 	long		 since_ms;		/* first arrival, for status */
 	int		 xsent;			/* handed to the cross-node transport */
+	int		 xwd;			/* a withdrawal the transport owes */
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
 	char		*xfailed;		/* the transport gave up on it: why */
 };
@@ -35,7 +36,8 @@ struct ac_coll {
 struct ac_job;
 
 struct ac_keygen {
-	struct ac_keygen *next;
+	struct ac_keygen *next;			/* every name, newest first */
+	struct ac_keygen *hnext;		/* the same hash bucket */
 	char		  key[AC_KEY_MAX];
 	int64_t		 *next_gen;		/* [lsize] */
 	uint64_t	 *nonce;		/* [lsize] last arrival's nonce */
@@ -48,6 +50,10 @@ struct ac_job {
 	long		  lsize, world, node, nnodes;	/* 0 until the first HELLO */
 	int64_t		 *rank_of;		/* [lsize] global rank, -1 unknown */
 	struct ac_keygen *keys;
+	/* The names by hash: a journal of 20,000 names replays in linear
+	 * time (a lookup per record), not in their square. */
+	struct ac_keygen **kbuckets;
+	size_t		  nkbuckets, nkeys;
 	struct ac_coll	 *colls;
 	char		 *aborted;		/* "rank 3: reason", or NULL */
 	int		  journal;		/* fd, -1 while replaying */
@@ -70,6 +76,8 @@ int  ac_key_valid(const char *key);
 int  ac_job_waiting_across(const struct ac_job *j);
 /* Does collective C span nodes (a job-wide wait of a multi-node job)? */
 int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
+/* The counters of name KEY, or NULL when no rank used it yet. */
+struct ac_keygen *ac_job_key(const struct ac_job *j, const char *key);
 /* Find the collective KEY/GEN, in flight or the last one released. */
 struct ac_coll *ac_job_find(struct ac_job *j, const char *key, int64_t gen);
 /*
@@ -105,6 +113,17 @@ long ac_coll_source_lrank(const struct ac_job *j, const struct ac_coll *c);
 void ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
     const uint8_t *p, size_t n);
 void ac_job_source_lost(struct ac_job *j, struct ac_coll *c);
+/*
+ * Local rank LRANK left KEY/GEN before it completed (its process was killed,
+ * its parent exited, its deadline passed): its arrival is taken back and its
+ * count of KEY goes back to GEN, so that a restarted attempt under the same
+ * job id neither passes on the dead process's arrival nor finds its
+ * generations shifted (DESIGN.md §4). A barrier this node had posted across
+ * nodes is withdrawn there too. 0, or -1 when nothing was taken back (C is
+ * over, LRANK is its source, or the transport cannot withdraw).
+ */
+int  ac_job_withdraw(struct ac_job *j, long lrank, const char *key,
+    int64_t gen);
 void ac_job_abort(struct ac_job *j, long lrank, const char *reason);
 /* Free collectives that are done, complete and have nobody attached. */
 void ac_job_gc(struct ac_job *j);

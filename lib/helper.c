@@ -169,6 +169,29 @@ detach(struct conn *c)
 	c->progress_ms = 0;
 }
 
+/*
+ * C leaves its wait before the collective completed (the process is gone,
+ * or its deadline passed): its arrival is withdrawn (coll.c), unless another
+ * connection of the same rank waits there (a client that gave up on a slow
+ * ACK and arrived again with its nonce before this one's close was read).
+ */
+static void
+leave_wait(struct conn *c)
+{
+	struct ac_coll *co = c->coll;
+
+	if (co == NULL)
+		return;
+	detach(c);
+	for (struct conn *o = H.conns; o != NULL; o = o->next)
+		if (o != c && o->coll == co && o->lrank == c->lrank)
+			return;
+	if (ac_job_withdraw(&H.job, c->lrank, co->key, co->gen) == 0)
+		ac_helper_log("rank %lld left %s generation %lld before it "
+		    "completed: its arrival is withdrawn", (long long)c->rank,
+		    co->key, (long long)co->gen);
+}
+
 static void
 release_one(struct conn *c)
 {
@@ -573,7 +596,7 @@ drop_conn(struct conn *c)
 		detach(c);
 		ac_job_source_lost(&H.job, co);
 	}
-	detach(c);
+	leave_wait(c);
 	for (pp = &H.conns; *pp != c; pp = &(*pp)->next)
 		;
 	*pp = c->next;
@@ -745,13 +768,13 @@ timers(void)
 			snprintf(text, sizeof(text), "rendezvous %s: %s", final ?
 			    "failed" : "unreachable", down);
 			send_text(c, AC_MSG_FAILED, text);
-			detach(c);
+			leave_wait(c);
 			continue;
 		}
 		if (c->deadline >= 0 && now >= c->deadline) {
 			ac_coll_summary(&H.job, c->coll, text, sizeof(text));
 			send_text(c, AC_MSG_TIMEOUT, text);
-			detach(c);
+			leave_wait(c);
 			continue;
 		}
 		if (c->progress_ms > 0 && now >= c->next_progress) {

@@ -10,8 +10,13 @@
  *   J lsize world node nnodes          the job's shape
  *   H lrank rank                       a local rank's global rank
  *   A lrank gen op scope role source status nonce key
- *   F gen status paylen key            then paylen bytes and a newline
+ *   F gen status paylen key            then, when paylen > 0, paylen bytes
+ *                                      and a newline
  *   L gen key                          the source died
+ *   R gen status paylen flen key       released by the transport; then, when
+ *                                      paylen + flen > 0, the payload, the
+ *                                      failing ranks' text and a newline
+ *   W lrank gen key                    the rank left before gen completed
  *   X lrank reason                     abort
  *   N lrank next last nonce key        a local rank's counters (compaction)
  */
@@ -159,6 +164,46 @@ ac_journal_lost(struct ac_job *j, const struct ac_coll *c)
 	append(j, line, (size_t)n, NULL, 0);
 }
 
+/*
+ * Without this record a replaced helper knew nothing of what the transport
+ * released: every cross-node generation of the job replayed as in flight,
+ * and was posted again after the reconnect (issue 18: a freeze at 100% CPU
+ * after a few thousand barriers). The payload is kept as for F: a rank
+ * whose reply was cut with the helper asks the replacement again.
+ */
+void
+ac_journal_remote(struct ac_job *j, const struct ac_coll *c)
+{
+	char line[AC_KEY_MAX + 128], *extra;
+	size_t flen = strlen(c->failed), n;
+
+	n = (size_t)snprintf(line, sizeof(line), "R %" PRId64 " %" PRId64
+	    " %zu %zu %s\n", c->gen, c->result, c->paylen, flen, c->key);
+	if (c->paylen + flen == 0) {
+		append(j, line, n, NULL, 0);
+		return;
+	}
+	if ((extra = malloc(c->paylen + flen)) == NULL) {
+		write_failed("out of memory");
+		return;
+	}
+	if (c->paylen > 0)
+		memcpy(extra, c->payload, c->paylen);
+	memcpy(extra + c->paylen, c->failed, flen);
+	append(j, line, n, extra, c->paylen + flen);
+	free(extra);
+}
+
+void
+ac_journal_withdraw(struct ac_job *j, long lrank, const struct ac_coll *c)
+{
+	char line[AC_KEY_MAX + 64];
+	int n = snprintf(line, sizeof(line), "W %ld %" PRId64 " %s\n", lrank,
+	    c->gen, c->key);
+
+	append(j, line, (size_t)n, NULL, 0);
+}
+
 void
 ac_journal_abort(struct ac_job *j, long lrank, const char *reason)
 {
@@ -181,6 +226,30 @@ skip(const char *line, size_t used, const char *why)
 	return used;
 }
 
+/* A replayed F record: the result of KEY/GEN, if it is still known. */
+static void
+finish_replayed(struct ac_job *j, int64_t gen, const char *key, int64_t st,
+    const uint8_t *p, size_t n)
+{
+	struct ac_coll *co = ac_job_find(j, key, gen);
+
+	if (co != NULL)
+		ac_job_finish(j, co, st, p, n);
+}
+
+/* A replayed L record: the source of KEY/GEN died, here or on another node. */
+static void
+lost_replayed(struct ac_job *j, int64_t gen, const char *key)
+{
+	struct ac_coll *co = ac_job_find(j, key, gen);
+	struct ac_result lost = { .lost = 1 };
+
+	if (co != NULL && co->src == AC_SRC_RUNNING)
+		ac_job_source_lost(j, co);
+	else if (co != NULL)
+		ac_job_remote_done(j, key, gen, &lost);
+}
+
 /* Replay one record at P (of N bytes left); returns bytes consumed, 0 at a
  * torn record (no newline: the rest is cut) or a journal of another shape. */
 static size_t
@@ -192,7 +261,7 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 	int op, scope, role;
 	int64_t gen, src, st;
 	uint64_t nonce;
-	size_t paylen, len;
+	size_t paylen, len, used;
 	const char *why;
 
 	if (nl == NULL)
@@ -233,21 +302,56 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 		if (sscanf(line, "F %" SCNd64 " %" SCNd64 " %zu %255s", &gen, &st,
 		    &paylen, key) != 4 || paylen > AC_PAYLOAD_MAX)
 			return skip(line, len + 1, "malformed");
+		/* An empty result (--wait, main-first) is one line: its
+		 * record ends at its header's newline. */
+		if (paylen == 0) {
+			finish_replayed(j, gen, key, st, NULL, 0);
+			break;
+		}
 		if (len + 1 + paylen + 1 > n)
 			return 0;	/* torn in its payload */
 		if (nl[1 + paylen] != '\n')
 			return skip(line, len + 1, "payload not followed by a newline");
-		for (struct ac_coll *co = j->colls; co != NULL; co = co->next)
-			if (co->gen == gen && strcmp(co->key, key) == 0)
-				ac_job_finish(j, co, st, (const uint8_t *)nl + 1,
-				    paylen);
+		finish_replayed(j, gen, key, st, (const uint8_t *)nl + 1, paylen);
+		ac_job_gc(j);
 		return len + 1 + paylen + 1;
+	case 'R': {
+		size_t flen;
+		char failed[sizeof(((struct ac_coll *)0)->failed)];
+		struct ac_result res = { .failed = failed };
+
+		if (sscanf(line, "R %" SCNd64 " %" SCNd64 " %zu %zu %255s", &gen,
+		    &st, &paylen, &flen, key) != 5 || paylen > AC_PAYLOAD_MAX ||
+		    flen >= sizeof(failed))
+			return skip(line, len + 1, "malformed");
+		used = len + 1;
+		if (paylen + flen > 0) {
+			if (len + 1 + paylen + flen + 1 > n)
+				return 0;	/* torn in its payload */
+			if (nl[1 + paylen + flen] != '\n')
+				return skip(line, len + 1,
+				    "payload not followed by a newline");
+			used += paylen + flen + 1;
+		}
+		memcpy(failed, nl + 1 + paylen, flen);
+		failed[flen] = '\0';
+		res.status = st;
+		res.payload = (const uint8_t *)nl + 1;
+		res.paylen = paylen;
+		ac_job_remote_done(j, key, gen, &res);
+		ac_job_gc(j);
+		return used;
+	}
+	case 'W':
+		if (sscanf(line, "W %ld %" SCNd64 " %255s", &a, &gen, key) != 3 ||
+		    a < 0 || a >= j->lsize)
+			return skip(line, len + 1, "malformed");
+		ac_job_withdraw(j, a, key, gen);
+		break;
 	case 'L':
 		if (sscanf(line, "L %" SCNd64 " %255s", &gen, key) != 2)
 			return skip(line, len + 1, "malformed");
-		for (struct ac_coll *co = j->colls; co != NULL; co = co->next)
-			if (co->gen == gen && strcmp(co->key, key) == 0)
-				ac_job_source_lost(j, co);
+		lost_replayed(j, gen, key);
 		break;
 	case 'N':
 		if (sscanf(line, "N %ld %" SCNd64 " %" SCNd64 " %" SCNu64 " %255s",
@@ -286,6 +390,8 @@ write_coll(struct ac_job *j, const struct ac_coll *c)
 		ac_journal_finish(j, c);
 	else if (c->src == AC_SRC_LOST)
 		ac_journal_lost(j, c);
+	else if (c->done && ac_coll_cross(j, c))
+		ac_journal_remote(j, c);
 }
 
 void

@@ -14,6 +14,10 @@ void ac_journal_arrive(struct ac_job *j, long lrank, int op, int scope,
     int64_t status);
 void ac_journal_finish(struct ac_job *j, const struct ac_coll *c);
 void ac_journal_lost(struct ac_job *j, const struct ac_coll *c);
+/* C was released by the transport (its outcome came from other nodes). */
+void ac_journal_remote(struct ac_job *j, const struct ac_coll *c);
+/* Local rank LRANK left C before it completed: its arrival is taken back. */
+void ac_journal_withdraw(struct ac_job *j, long lrank, const struct ac_coll *c);
 void ac_journal_abort(struct ac_job *j, long lrank, const char *reason);
 
 /*

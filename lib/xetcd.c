@@ -649,19 +649,18 @@ over_here(struct ac_job *j, struct ac_coll *c)
 {
 	struct ac_result none = { 0 };
 
-	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
-		if (strcmp(k->key, c->key) != 0)
-			continue;
-		for (long l = 0; l < j->lsize; l++)
-			if (k->next_gen[l] <= c->gen + 1)
-				return 0;
-		none.failed = "";
-		if (c->op == AC_OP_RESULT)
-			over_unread(c->key, c->gen);
-		ac_job_remote_done(j, c->key, c->gen, &none);
-		return 1;
-	}
-	return 0;
+	struct ac_keygen *k = ac_job_key(j, c->key);
+
+	if (k == NULL)
+		return 0;
+	for (long l = 0; l < j->lsize; l++)
+		if (k->next_gen[l] <= c->gen + 1)
+			return 0;
+	none.failed = "";
+	if (c->op == AC_OP_RESULT)
+		over_unread(c->key, c->gen);
+	ac_job_remote_done(j, c->key, c->gen, &none);
+	return 1;
 }
 
 /* This node's arrival value at barrier C: its failing ranks, "rank:status ...". */
@@ -744,6 +743,43 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	}
 	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_absent(mine)),
 	    ops, json_pack("[o]", ej_range(gen, 1))), on_arrive, r) == -1)
+		free(r);
+}
+
+static void
+on_withdrawn(json_t *reply, void *priv)
+{
+	struct req *r = priv;
+	struct ac_coll *c;
+
+	/* Unanswered: the sweep after the reconnect sends it again. */
+	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
+		c->xwd = 0;
+		ac_job_gc(X.job);
+	}
+	free(r);
+}
+
+/*
+ * A local rank left barrier C after this node had posted its arrival: the
+ * arrival is deleted and a wd/ key put in one txn (the watch brings no
+ * deletes). Every node orders it among the arrivals by its revision, so all
+ * decide alike: a node that saw every arrival before it passed, and so does
+ * this one; after it, nobody passes until this node posts again.
+ */
+static void
+x_withdraw(struct ac_job *j, struct ac_coll *c)
+{
+	char key[KEY_MAX], wd[KEY_MAX];
+	struct req *r;
+
+	if (!ready() || (r = new_req(c)) == NULL)
+		return;
+	arr_key(key, sizeof(key), c->key, c->gen, j->node);
+	wd_key(wd, sizeof(wd), c->key, c->gen, j->node);
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
+	    ej_delete(key, ""), op_put(wd, "", 0)), json_array()), on_withdrawn,
+	    r) == -1)
 		free(r);
 }
 
@@ -1435,6 +1471,8 @@ sweep(void)
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			x_arrive(j, c);
+		else if (c->op == AC_OP_BARRIER && c->xwd)
+			x_withdraw(j, c);
 		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
 		    c->src == AC_SRC_LOST))
 			x_publish(j, c);
@@ -1926,7 +1964,7 @@ withdraw_all(void)
 		return;
 	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
 		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
-		    c->narrived < X.job->lsize)
+		    (c->narrived < X.job->lsize && !c->xwd))
 			continue;
 		/* The watch brings no deletes: a put of wd/ says it. */
 		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
@@ -1978,6 +2016,7 @@ static const struct ac_xport xport = {
 	.hello = x_hello,
 	.node = x_node,
 	.expired = NULL,
+	.withdraw = x_withdraw,
 };
 
 static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };

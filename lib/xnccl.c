@@ -869,6 +869,31 @@ x_expired(struct ac_job *j, struct ac_coll *c)
 	}
 }
 
+/*
+ * A local rank left barrier C after this node handed it on. A collective
+ * posted in NCCL cannot be taken back, so NCCL goes off for the run (as at a
+ * deadline, x_expired) and the rendezvous, which can, withdraws the arrival.
+ * On one node without a rendezvous the barrier was complete when it was
+ * handed on (every local rank was in): nothing is left to take back.
+ */
+static void
+x_withdraw(struct ac_job *j, struct ac_coll *c)
+{
+	char why[400];
+
+	if (N.base != NULL && (N.state == S_JOINING || N.state == S_INIT ||
+	    N.state == S_UP) && find_op(c->key, c->gen) != NULL) {
+		snprintf(why, sizeof(why), "a rank left %s '%s' generation %"
+		    PRId64 " while it waited in NCCL", kind_word(c->key),
+		    ac_kind_label(c->key), c->gen);
+		go_off(why, 1);
+	}
+	if (N.base != NULL && N.base->withdraw != NULL)
+		N.base->withdraw(j, c);
+	else
+		c->xwd = 0;
+}
+
 /* --- the transport's loop hooks: ours, then the rendezvous' --- */
 
 static int
@@ -1009,6 +1034,7 @@ static const struct ac_xport xport = {
 	.hello = x_hello,
 	.node = x_node,
 	.expired = x_expired,
+	.withdraw = x_withdraw,
 };
 
 const struct ac_xport *

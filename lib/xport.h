@@ -57,6 +57,10 @@ struct ac_xport {
 	/* Optional: a waiter's deadline passed at C (a transport that cannot
 	 * withdraw a collective gives up its channel). */
 	void	(*expired)(struct ac_job *, struct ac_coll *);
+	/* Optional: take back this node's arrival at barrier C, posted
+	 * before (a local rank left it); C->xwd is set until the transport
+	 * has said so, and a transport without this hook keeps the arrival. */
+	void	(*withdraw)(struct ac_job *, struct ac_coll *);
 };
 
 /*

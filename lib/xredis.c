@@ -1002,6 +1002,43 @@ send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
 	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, lens);
 }
 
+static void
+on_withdrawn(redisReply *reply, void *priv)
+{
+	struct req *r = priv;
+	struct ac_coll *c;
+
+	/* Unsent or unanswered: the sweep after the reconnect sends it again. */
+	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
+		c->xwd = 0;
+		ac_job_gc(X.job);
+	}
+	free(r);
+}
+
+/*
+ * A local rank left barrier C after this node had posted its arrival: the
+ * node's bit is cleared, with the count (WITHDRAW_LUA). A result written
+ * meanwhile stands (the withdrawal came too late, and the barrier is over
+ * for every node); its entry in the stream releases this node's other ranks.
+ */
+static void
+x_withdraw(struct ac_job *j, struct ac_coll *c)
+{
+	char arr[KEY_MAX], fail[KEY_MAX], node[24];
+	const char *argv[6] = { "EVAL", WITHDRAW_LUA, "2", arr, fail, node };
+	struct req *r;
+
+	if (!ready() || (r = new_req(c)) == NULL)
+		return;
+	snprintf(node, sizeof(node), "%ld", j->node);
+	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+	keyname(fail, sizeof(fail), "fail", c->key, c->gen);
+	if (ac_rconn_cmd(on_withdrawn, r, 6, argv, NULL) == -1)
+		free(r);
+}
+
 /* A local source's result (or death): write it and tell every node. */
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
@@ -1204,6 +1241,8 @@ sweep(void)
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			x_arrive(j, c);
+		else if (c->op == AC_OP_BARRIER && c->xwd)
+			x_withdraw(j, c);
 		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
 		    c->src == AC_SRC_LOST))
 			x_publish(j, c);
@@ -1634,7 +1673,7 @@ withdraw_all(void)
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
 		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
-		    c->narrived < X.job->lsize)
+		    (c->narrived < X.job->lsize && !c->xwd))
 			continue;
 		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 		keyname(fail, sizeof(fail), "fail", c->key, c->gen);
@@ -1681,6 +1720,7 @@ static const struct ac_xport xport = {
 	.hello = x_hello,
 	.node = x_node,
 	.expired = NULL,
+	.withdraw = x_withdraw,
 };
 
 static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };

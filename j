@@ -1,0 +1,1 @@
+{"rendezvous":"redis://accelctl@127.0.0.1:29833","password_file":"/tmp/shunit.1k8PXi/tmp/home.556711551/.accelctl/rendezvous.1uIkZY/password","address":"127.0.0.1","bind":"127.0.0.1","port":29833,"user":"accelctl","dir":"/tmp/shunit.1k8PXi/tmp/home.556711551/.accelctl/rendezvous.1uIkZY","pid":28920,"redis_pid":28921,"owner_pid":28916}

@@ -1,0 +1,19 @@
+#!/bin/bash
+# suite.sh NNODES SUITE: run a transport-independent shunit2 suite across NNODES
+# simulated nodes through a private redis-server (ctest's faults.recovery and
+# the like), as tests/etcd/suite.sh does through etcd: every "launch -n N" of
+# the suite runs as "--nnodes NNODES -n N/NNODES" with ACCELCTL_RENDEZVOUS set
+# (tests/sh/lib.sh). Exits 77 (ctest: Not Run) where redis-server is missing.
+: "${ACCELCTL:?set ACCELCTL to the accelctl binary}"
+command -v redis-server >/dev/null || { echo "redis-server not installed: not run" >&2; exit 77; }
+nnodes=$1 suite=$2
+SHUNIT_TMPDIR=$(mktemp -d) || exit 1
+SKIP=77
+scratch() { printf '%s\n' "$SHUNIT_TMPDIR"; }
+. "$(dirname "$0")/../sh/redis.sh"
+trap 'redis_kill; rm -rf "$SHUNIT_TMPDIR"' EXIT
+redis_start
+redis_cli ping >/dev/null || { echo "redis-server did not start" >&2; exit 1; }
+export ACCELCTL_TEST_RENDEZVOUS=redis://127.0.0.1:$REDIS_PORT ACCELCTL_TEST_NNODES=$nnodes
+export ACCELCTL_TEST_SKIP=${REDIS_SKIP:-}
+SHUNIT_TMPDIR= bash "$suite"
