@@ -14,6 +14,7 @@
 #include "config.h"
 #include "rdvurl.h"
 #include "transport.h"
+#include "ttl.h"
 #include "xport.h"
 #if ACCELCTL_HAVE_HIREDIS
 #include "xredis.h"
@@ -80,9 +81,12 @@ check_etcd(const char *url, const char *password_file, char *err,
 {
 	struct ac_etcd_url u;
 	int rc = ac_etcd_parse_env(url, &u, err, errlen);
+	long ttl;
 
 	(void)password_file;	/* etcd's is ACCELCTL_ETCD_PASSWORD_FILE */
 	explicit_bzero(&u, sizeof(u));
+	if (rc == 0)
+		rc = ac_ttl_env("ACCELCTL_ETCD_TTL", &ttl, err, errlen);
 	return rc;
 }
 

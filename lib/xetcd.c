@@ -40,6 +40,7 @@
 #include "econn.h"
 #include "ejson.h"
 #include "kind.h"
+#include "ttl.h"
 #include "xetcd.h"
 #include "runjoin.h"
 #include "xvalue.h"
@@ -2025,13 +2026,14 @@ const struct ac_xport *
 ac_xetcd_open(struct ac_job *j, const struct ac_etcd_url *u,
     struct ac_runid *rid)
 {
-	const char *ttl = getenv("ACCELCTL_ETCD_TTL");
+	char err[160];
 
 	memset(&X, 0, sizeof(X));
 	X.job = j;
 	X.runid = rid;
-	/* As Redis' key TTL: longer than any wait's deadline. */
-	X.ttl = ttl != NULL && atol(ttl) > 0 ? atol(ttl) : 86400;
+	/* As Redis' key TTL: longer than any wait's deadline. Every client
+	 * checked it (check_etcd); a helper run by hand keeps the default. */
+	(void)ac_ttl_env("ACCELCTL_ETCD_TTL", &X.ttl, err, sizeof(err));
 	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
 	snprintf(X.base, sizeof(X.base), "accelctl/%s/", j->id);
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, rid->run);

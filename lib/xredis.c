@@ -40,6 +40,7 @@
 #include "kind.h"
 #include "num.h"
 #include "rconn.h"
+#include "ttl.h"
 #include "xredis.h"
 #include "runjoin.h"
 #include "xvalue.h"
@@ -1727,56 +1728,30 @@ static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry };
 
-/* ACCELCTL_REDIS_TTL: seconds, 1 s to 10 years (unset or empty: a day). */
-static int
-redis_ttl(long *ttl, const char **why)
-{
-	const char *s = getenv("ACCELCTL_REDIS_TTL");
-
-	*ttl = 86400;
-	if (s == NULL || *s == '\0')
-		return 0;
-	if (ac_parse_uint(s, 315360000L, ttl, why) == -1)
-		return -1;
-	if (*ttl == 0) {
-		*why = "must be at least 1 (seconds)";
-		return -1;
-	}
-	return 0;
-}
-
 int
 ac_xredis_check(const char *url, const char *password_file, char *err,
     size_t errlen)
 {
 	struct ac_rdv_url u;
-	const char *why;
-	char b[48];
 	long ttl;
 
 	if (ac_rdv_parse(url, password_file, &u, err, errlen) == -1)
 		return -1;
-	if (redis_ttl(&ttl, &why) == -1) {
-		snprintf(err, errlen, "invalid ACCELCTL_REDIS_TTL='%s': %s",
-		    ac_shorten(getenv("ACCELCTL_REDIS_TTL"), b, sizeof(b)), why);
-		return -1;
-	}
-	return 0;
+	return ac_ttl_env("ACCELCTL_REDIS_TTL", &ttl, err, errlen);
 }
 
 const struct ac_xport *
 ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
     struct ac_runid *rid, const struct ac_rdv **rdvp)
 {
-	const char *why;
+	char err[160];
 
 	memset(&X, 0, sizeof(X));
 	X.job = j;
 	X.runid = rid;
 	/* Every client checked it (ac_xredis_check); a helper run by hand
 	 * with a bad one keeps the default. */
-	if (redis_ttl(&X.ttl, &why) == -1)
-		X.ttl = 86400;
+	(void)ac_ttl_env("ACCELCTL_REDIS_TTL", &X.ttl, err, sizeof(err));
 	/* A third of the TTL: two refreshes may fail before a key expires. */
 	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
 	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));

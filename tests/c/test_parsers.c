@@ -8,6 +8,7 @@
 #include "check.h"
 #include "etcdurl.h"
 #include "num.h"
+#include "ttl.h"
 #include "rdvurl.h"
 #include "sha256.h"
 #include "slurm.h"
@@ -35,6 +36,27 @@ test_uint(void)
 		CHECK(ac_parse_uint(bad[i], 100, &v, &why) == -1 && v == 42);
 	}
 	CHECK(ac_parse_uint(NULL, 1, &v, &why) == -1);
+}
+
+/* The store's lifetime: seconds or a duration, 1 s to 10 years (issue 18). */
+static void
+test_ttl(void)
+{
+	static const char *const bad[] = { "abc", "0", "0s", "-5", "1.5", "1x",
+	    "1ms", " 1", "1 ", "3651d", "99999999999999999999", "d" };
+	const char *why;
+	long v;
+
+	CHECK(ac_ttl_parse(NULL, &v, &why) == 0 && v == AC_TTL_DEFAULT);
+	CHECK(ac_ttl_parse("", &v, &why) == 0 && v == AC_TTL_DEFAULT);
+	CHECK(ac_ttl_parse("3", &v, &why) == 0 && v == 3);
+	CHECK(ac_ttl_parse("90s", &v, &why) == 0 && v == 90);
+	CHECK(ac_ttl_parse("30m", &v, &why) == 0 && v == 1800);
+	CHECK(ac_ttl_parse("12h", &v, &why) == 0 && v == 43200);
+	CHECK(ac_ttl_parse("1d", &v, &why) == 0 && v == 86400);
+	CHECK(ac_ttl_parse("3650d", &v, &why) == 0 && v == 315360000);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(ac_ttl_parse(bad[i], &v, &why) == -1 && why != NULL);
 }
 
 static void
@@ -208,6 +230,7 @@ int
 main(void)
 {
 	test_uint();
+	test_ttl();
 	test_shorten();
 	test_slurm();
 	test_args();

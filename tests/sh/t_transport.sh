@@ -31,6 +31,28 @@ testInvalidTransportExits2OnEveryRank() {
 	assertRc 0 "info --shell prints no transport"
 }
 
+# The store's lifetime (ACCELCTL_REDIS_TTL, ACCELCTL_ETCD_TTL) is one setting
+# with one parser: seconds or a duration with a unit, at least 1 s; anything
+# else is exit 2 on every rank before it waits, naming the variable (issue 18:
+# etcd's was read with atol, so "1d" was a 1-second lease and "abc" the
+# default, silently).
+testStoreLifetimeCheckedOnEveryRank() {
+	local var url ttl
+	for var in ACCELCTL_REDIS_TTL ACCELCTL_ETCD_TTL; do
+		case $var in
+		*REDIS*) url=redis://127.0.0.1:1 ;;
+		*) "$ACCELCTL" --version | grep -q 'etcd=1' || continue; url=etcd://127.0.0.1:1 ;;
+		esac
+		for ttl in abc 0 -5 1.5 1x 0d 10000000000000000 11000d; do
+			run ACCELCTL_RENDEZVOUS=$url "$var=$ttl" -- launch --nnodes 2 -n 1 --tag -- \
+				accelctl barrier --timeout 5s x
+			assertRc 2 "$var=$ttl"
+			assertEquals "$var=$ttl: refused on both ranks" 2 \
+				"$(printf '%s\n' "$err" | grep -c "invalid $var='$ttl'")"
+		done
+	done
+}
+
 testVersionAndInfoSayWhetherNcclIsCompiledIn() {
 	run -- --version
 	assertRc 0 "--version"

@@ -1,0 +1,66 @@
+/* ttl.c: the rendezvous' key and lease lifetime, parsed once for every store.
+ *
+ * Redis' key TTL and etcd's lease TTL are the same setting for the user:
+ * how long a job's state outlives its last helper. They were parsed twice,
+ * one checked on every rank and the other read with atol ("1d" was a
+ * 1-second lease, "abc" the default, silently: issue 18). Here is the one
+ * parser, and the one message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "ttl.h"
+
+#define TTL_MAX 315360000L	/* ten years */
+
+int
+ac_ttl_parse(const char *s, long *secs, const char **why)
+{
+	static const struct { const char *suffix; long mult; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 },
+	};
+	char digits[32];
+	size_t n;
+	long v;
+
+	*secs = AC_TTL_DEFAULT;
+	if (s == NULL || *s == '\0')
+		return 0;
+	n = strspn(s, "0123456789");
+	*why = "not a lifetime (seconds, or like 90s, 30m, 12h, 1d)";
+	if (n == 0 || n >= sizeof(digits))
+		return -1;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].suffix) != 0)
+			continue;
+		if (ac_parse_uint(digits, TTL_MAX / units[i].mult, &v, why) == -1) {
+			*why = "too long (at most 10 years)";
+			return -1;
+		}
+		if (v == 0) {
+			*why = "must be at least 1 second";
+			return -1;
+		}
+		*secs = v * units[i].mult;
+		return 0;
+	}
+	return -1;
+}
+
+int
+ac_ttl_env(const char *var, long *secs, char *err, size_t errlen)
+{
+	const char *s = getenv(var), *why;
+	char b[48];
+
+	if (ac_ttl_parse(s, secs, &why) == 0)
+		return 0;
+	snprintf(err, errlen, "invalid %s='%s': %s", var, ac_shorten(s, b,
+	    sizeof(b)), why);
+	*secs = AC_TTL_DEFAULT;
+	return -1;
+}
