@@ -95,4 +95,24 @@ testRestartAfterWorkerFailure() {
 	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 10 s)" "[ $(((t1 - t0) / 1000000)) -lt 10000 ]"
 }
 
+# The same with ACCELCTL_JOB_ID set, as a site's prolog may do: then the restart
+# count is not part of the job id, and the restarted attempt meets the killed
+# one's helper. The killed waiters withdrew their arrivals at "two" (DESIGN.md
+# §4), so the new attempt neither passes on them nor finds its generations
+# shifted (issue 18: rank 1 passed "two" alone, and the others waited a
+# generation ahead until their deadline).
+testRestartUnderTheSameJobId() {
+	local out; out=$(scratch)/restart-id; mkdir -p "$out"
+	# shellcheck disable=SC2086
+	torch_env ACCELCTL_JOB_ID=restart-$RANDOM timeout 120 torchrun --standalone --nproc_per_node 3 \
+		--max_restarts 1 --monitor_interval 1 $TORCHRUN_FIX --no_python bash -c '
+		accelctl barrier --timeout 30s one || exit
+		if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 1; fi
+		accelctl barrier --timeout 30s two || exit
+		echo "done $RANK $TORCHELASTIC_RESTART_COUNT" >>'"$out"'/done' >"$out/stdout" 2>"$out/stderr"
+	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
+	assertEquals "nobody passed two in the first attempt" 0 "$(grep -c ' 0$' "$out/done")"
+}
+
 load_shunit2
