@@ -51,6 +51,46 @@ testSigtermRestartHelpersUnderValgrind() {
 	VG=1 restart_mid_loop redis_term 2 2 20
 }
 
+# Issue 18 item 1 across nodes: node 0's ranks give results (an --wait status
+# with an empty payload, another, a broadcast), then node 0's helper is killed
+# and Redis restarted empty. The replacement (started by node 0's next call)
+# replays the results from its journal and publishes them again; node 1's rank
+# gets each status and the value. The empty ones were lost with the journal's
+# misread record, and node 1 exited 124.
+testSourceHelperKilledAndRedisRestarted() {
+	local d; d=$(scratch)/srcgone i=0
+	redis_start
+	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 2 1 '
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl on-main --wait -- sh -c "exit 5" ; echo "w1=$?"
+			accelctl on-main --wait -- true; echo "w2=$?"
+			accelctl broadcast v "the value" >/dev/null
+			touch $FDIR/published
+			waitfor restarted
+		else
+			waitfor restarted
+			accelctl on-main --wait --timeout 20s -- true; echo "w1=$?"
+			accelctl on-main --wait --timeout 20s -- true; echo "w2=$?"
+			echo "v=$(accelctl broadcast --timeout 20s v)"
+		fi
+		accelctl barrier --timeout 20s after'
+	until [ -e "$d/published" ]; do
+		[ $i -lt 1500 ] || { fail "node 0 did not publish"; break; }
+		sleep 0.02; i=$((i + 1))
+	done
+	# Node 0's helper: gone for good before Redis comes back empty.
+	local p; p=$(cat "$d"/n0/*.pid)
+	kill -9 "$p"
+	while kill -0 "$p" 2>/dev/null; do sleep 0.01; done
+	redis_kill
+	redis_restart
+	touch "$d/restarted"
+	job_wait
+	assertAllRc 0 "$d" 2 "results given before their helper and Redis were lost"
+	assertEquals "node 1 got both statuses and the value (stderr: $(errs "$d"))" \
+		"w1=5 w2=0 v=the value" "$(tr '\n' ' ' <"$d/out.1" | sed 's/ $//')"
+}
+
 # e. Redis stalled (SIGSTOP) for 3 s mid-loop, then SIGCONT: the loop completes.
 testStalledThreeSeconds() {
 	local d; d=$(scratch)/stall
