@@ -60,8 +60,21 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 		printf("helper %ld serves job %s at %s\n", c.helper_pid, t.job_id,
 		    c.paths.sock);
 	else if (strcmp(action, "stop") == 0) {
+		int type;
+
 		if (ac_client_request(&c, AC_MSG_STOP, NULL, &r) != AC_MSG_ACK) {
 			ac_warnx("the helper did not confirm");
+			rc = AC_EXIT_FAILED;
+		}
+		/* Until it is gone (it closes us as it exits): a script that
+		 * stops it, then reads its log or starts another, finds it done
+		 * (a test that read the log at once missed its last line). */
+		while (rc == 0 && (type = ac_client_recv(&c, ac_now_ms() + 10000,
+		    &r)) >= 0)
+			;
+		if (rc == 0 && type == -2) {
+			ac_warnx("the helper (pid %ld) did not exit within 10 s",
+			    c.helper_pid);
 			rc = AC_EXIT_FAILED;
 		}
 	} else if (ac_client_request(&c, AC_MSG_STATUS, NULL, &r) == AC_MSG_TEXT) {

@@ -170,8 +170,9 @@ detach(struct conn *c)
 }
 
 /*
- * C leaves its wait before the collective completed (the process is gone,
- * or its deadline passed): its arrival is withdrawn (coll.c), unless another
+ * C's process left its wait before the collective completed (killed, its
+ * parent gone, Ctrl-C: its connection dropped): its arrival is withdrawn
+ * (coll.c), unless another
  * connection of the same rank waits there (a client that gave up on a slow
  * ACK and arrived again with its nonce before this one's close was read).
  */
@@ -768,13 +769,16 @@ timers(void)
 			snprintf(text, sizeof(text), "rendezvous %s: %s", final ?
 			    "failed" : "unreachable", down);
 			send_text(c, AC_MSG_FAILED, text);
-			leave_wait(c);
+			detach(c);
 			continue;
 		}
+		/* A rank that timed out is alive and was there: its arrival
+		 * stays (DESIGN-NOTES "Deadlines"); only a rank that is gone
+		 * withdraws (drop_conn). */
 		if (c->deadline >= 0 && now >= c->deadline) {
 			ac_coll_summary(&H.job, c->coll, text, sizeof(text));
 			send_text(c, AC_MSG_TIMEOUT, text);
-			leave_wait(c);
+			detach(c);
 			continue;
 		}
 		if (c->progress_ms > 0 && now >= c->next_progress) {

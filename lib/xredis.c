@@ -73,6 +73,7 @@ static struct {
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
 	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
+	unsigned long	 pub_kept;	/* results kept since the start */
 } X;
 
 /*
@@ -965,9 +966,15 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 {
 	struct pub *p;
 
+	/* Newest first, so a name's latest is the first of its kind met: a
+	 * replay of thousands of results (a replaced helper) stays linear. */
 	for (p = pubs; p != NULL; p = p->next)
-		if (p->gen == gen && strcmp(p->key, key) == 0)
-			return;
+		if (strcmp(p->key, key) == 0) {
+			if (p->gen == gen)
+				return;
+			if (p->gen < gen)
+				break;
+		}
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (p->value = malloc(vlen + 1)) == NULL ||
 	    (p->entry = malloc(elen + 1)) == NULL) {
@@ -986,7 +993,11 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 	pub_bytes += vlen + elen;
 	p->next = pubs;		/* newest first: pub_trim keeps the newest */
 	pubs = p;
-	pub_trim(p->at);
+	/* A walk of the list per result is the square of a long replay: the
+	 * bytes are trimmed when over, the age every 256 results (and by the
+	 * sweep, before it publishes again). */
+	if (pub_bytes > PUB_MAX || ++X.pub_kept % 256 == 0)
+		pub_trim(p->at);
 }
 
 static void

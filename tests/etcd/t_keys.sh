@@ -146,7 +146,7 @@ testSourceKilledAfterBigResults() {
 		fi
 		accelctl barrier --timeout 20s end || exit
 		sleep 1.5; echo "rc=$?"'
-	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c ': rc=0$')"
 	assertEquals "no result or part left" "" "$(results)"
 }
 
@@ -222,7 +222,7 @@ testKilledMidReply() {
 			if [ $c = 0 ]; then cmp -s '"$d"'/got '"$d"'/big && echo SAME || echo "DIFFERENT: got $(wc -c <'"$d"'/got) bytes"; fi
 		fi
 		accelctl barrier --timeout 20s end; echo "rc=$?"'
-	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c ': rc=0$')"
 	assertNotContains "never wrong data ($out; $(cat "$d/client"))" "$out" DIFFERENT
 	case $out in
 	*"client rc=0"*) assertContains "$out" SAME ;;

@@ -124,27 +124,6 @@ testDeadWaitersWithdrawn() {
 	assertNotContains "the killed waiters never passed" "$out" "never"
 }
 
-# A waiter whose deadline passes leaves too: the next attempt of the step
-# arrives at the same generation as the ranks that waited on.
-testTimedOutWaiterWithdrawn() {
-	local d; d=$(scratch)/t; mkdir -p "$d"
-	run -- launch -n 2 --tag -- bash -c '
-		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl barrier --timeout 1s t; echo "first=$?"
-			touch '"$d"'/gone
-			accelctl barrier --timeout 15s t; echo "second=$?"
-		else
-			until [ -e '"$d"'/gone ]; do sleep 0.01; done
-			accelctl barrier --timeout 15s t; echo "rc=$?"
-		fi
-		accelctl barrier --timeout 15s u; echo "u=$?"'
-	assertRc 0 run
-	assertContains "stderr: $err" "$out" "0: first=124"
-	assertContains "$out" "0: second=0"
-	assertContains "$out" "1: rc=0"
-	assertEquals "both passed u" 2 "$(printf '%s\n' "$out" | grep -c 'u=0$')"
-}
-
 # A replaced helper serves within a second whatever its journal: a job of
 # JOURNAL_N (6,000) collectives of every kind, half of them barriers, then kill -9, then one more
 # barrier. Across nodes the replay left every generation in flight, and the
