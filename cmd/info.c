@@ -104,12 +104,15 @@ print_text(const struct ac_topo *t, int tr, const char *why)
 	printf("%-17s %s\n", "launcher", t->launcher);
 	for (int f = 0; f < AC_NFIELDS; f++) {
 		if (t->v[f] < 0)
-			printf("%-17s unknown\n", ac_field_names[f]);
+			printf("%-17s unknown  (set %s)\n", ac_field_names[f],
+			    shell_names[f]);
 		else
 			printf("%-17s %-8ld (%s)\n", ac_field_names[f], t->v[f],
 			    t->var[f]);
 	}
 	printf("%-17s %s (%s)\n", "job_id", t->job_id, t->job_id_from);
+	if (t->hint[0] != '\0')
+		printf("%-17s %s\n", "why unknown", t->hint);
 	printf("%-17s %s (%s)\n", "transport", ac_transport_name(tr), why);
 #if ACCELCTL_HAVE_NCCL
 	printf("%-17s %s\n", "nccl", ac_cuda_build_version());
