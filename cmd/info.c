@@ -151,7 +151,8 @@ const struct ac_cmd cmd_info = {
 	.summary = "print what was detected, and from which launcher",
 	.help = "Print the launcher, rank, world size, local rank, local world size, "
 	    "node rank, number of nodes and job id detected for this process, each "
-	    "with the variable it came from. --json prints one object with the keys "
+	    "with the variable it came from; a value the launcher cannot tell is "
+	    "unknown, with the ACCELCTL_ variable that gives it and why. --json prints one object with the keys "
 	    "launcher, rank, world_size, local_rank, local_world_size, node_rank, "
 	    "nnodes, job_id (null where unknown), transport and nccl (the NCCL "
 	    "version compiled in, or null); --shell prints "
