@@ -63,14 +63,19 @@ slurm_step(ac_getenv_fn get, void *ctx)
 static int
 torchrun_ran(ac_getenv_fn get, void *ctx)
 {
-	return !set(get, ctx, "PET_NODE_RANK") || set(get, ctx, "LOCAL_RANK");
+	return !set(get, ctx, "PET_NODE_RANK") || set(get, ctx, "LOCAL_RANK") ||
+	    !set(get, ctx, "PET_NNODES");
 }
 
-/* The node-level rows yield to a launcher of processes started inside them. */
+/*
+ * The node-level rows yield to a torchrun started inside them (its row then
+ * reads RANK and LOCAL_RANK); a LOCAL_RANK alone, exported by a script, is
+ * no torchrun.
+ */
 static int
 no_process_launcher(ac_getenv_fn get, void *ctx)
 {
-	return !set(get, ctx, "LOCAL_RANK");
+	return !set(get, ctx, "LOCAL_RANK") || !set(get, ctx, "RANK");
 }
 
 /*
@@ -358,11 +363,14 @@ complete(const struct row *r, struct ac_topo *t)
 		if (ls < 0 && t->v[AC_NNODES] > 0 && w % t->v[AC_NNODES] == 0)
 			known(t, AC_LSIZE, w / t->v[AC_NNODES],
 			    "FLUX_JOB_SIZE/FLUX_JOB_NNODES");
-		else if (ls < 0)
+		else if (ls < 0 && t->v[AC_NNODES] > 0)
 			snprintf(t->hint, sizeof(t->hint), "FLUX_JOB_SIZE=%ld "
 			    "tasks on FLUX_JOB_NNODES=%ld nodes is no block "
 			    "task map (flux job taskmap tells)", w,
 			    t->v[AC_NNODES]);
+		else if (ls < 0)
+			snprintf(t->hint, sizeof(t->hint), "FLUX_JOB_NNODES is "
+			    "not set (flux job taskmap tells the layout)");
 		break;
 	case ROW_PALS:
 		/* PALS gives the node id, not the count: uniform nodes only. */
@@ -471,6 +479,7 @@ check(struct ac_topo *t, char *err, size_t errlen)
 	    below(t, AC_LSIZE, AC_WORLD, 1, err, errlen) == -1 ||
 	    below(t, AC_NODE, AC_NNODES, 0, err, errlen) == -1 ||
 	    below(t, AC_NNODES, AC_WORLD, 1, err, errlen) == -1 ||
+	    below(t, AC_NODE, AC_WORLD, 0, err, errlen) == -1 ||
 	    below(t, AC_LRANK, AC_RANK, 1, err, errlen) == -1)
 		return -1;
 	return 0;

@@ -340,6 +340,10 @@ test_new_rows(void)
 	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=4", "PALS_NODEID=1",
 	    "PMI_SIZE=6", "PMI_LOCAL_RANK=0", "PMI_LOCAL_SIZE=2", NULL) == 0);
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == -1);
+	/* A node id no world of that size has, though the count is unknown. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=1", "PALS_NODEID=3",
+	    "PMI_SIZE=2", "PMI_LOCAL_RANK=1", "PMI_LOCAL_SIZE=2", NULL) == -1);
+	ERR_HAS("PALS_NODEID=3 is not below PMI_SIZE=2");
 	/* srun --mpi=cray_shasta: partial PALS, Slurm's row is the truth. */
 	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", "PALS_NODEID=1",
 	    "PALS_APID=5.0", "SLURM_PROCID=3", "SLURM_STEP_ID=0",
@@ -398,6 +402,11 @@ test_new_rows(void)
 	CHECK(detect(&t, err, sizeof(err), "PET_NODE_RANK=0", "PET_NNODES=",
 	    NULL) == -1);
 	CHECK_STR(err, "PET_NODE_RANK is set but PET_NNODES is not");
+	/* A LOCAL_RANK a pod's script exported, without torchrun's RANK. */
+	CHECK(detect(&t, err, sizeof(err), "PET_NODE_RANK=1", "PET_NNODES=2",
+	    "LOCAL_RANK=0", NULL) == 0);
+	CHECK_STR(t.launcher, "kubeflow");
+	CHECK(t.v[AC_RANK] == 1);
 
 	/* SkyPilot: node level; mpirun and torchrun inside it win. */
 	CHECK(detect(&t, err, sizeof(err), "SKYPILOT_NODE_RANK=1",
