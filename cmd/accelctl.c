@@ -50,6 +50,7 @@ static const char exit_codes[] =
     "  125      accelctl itself failed\n"
     "  126 127  CMD could not be executed / was not found\n"
     "  128+N    CMD was killed by signal N\n"
+    "  129      a waiting accelctl whose parent exited left its wait\n"
     "  other    CMD's own exit status (on-*)\n";
 
 void
@@ -73,25 +74,44 @@ ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
 	return AC_EXIT_USAGE;
 }
 
-/* Wrap TEXT at 76 columns, indented by two spaces. */
+/*
+ * Print TEXT in lines of at most WIDTH columns: the first indented by FIRST
+ * spaces, the others by REST. With GROUPS, a line breaks only at a space
+ * outside brackets, so that "[--timeout DURATION]" stays whole (a usage).
+ */
 static void
-print_wrapped(const char *text)
+print_wrapped_at(const char *text, int width, int first, int rest, int groups)
 {
 	const char *p = text;
+	int indent = first;
 
 	while (*p != '\0') {
 		const char *end = p, *brk = NULL;
+		int depth = 0;
 
-		while (*end != '\0' && end - p < 76) {
-			if (*end == ' ')
+		while (*end != '\0' && end - p < width - indent) {
+			if (*end == '[')
+				depth++;
+			else if (*end == ']' && depth > 0)
+				depth--;
+			else if (*end == ' ' && (!groups || (depth == 0 &&
+			    !(end - p >= 2 && end[-1] == '-' && end[-2] == '-'))))
 				brk = end;
 			end++;
 		}
 		if (*end != '\0' && brk != NULL)
 			end = brk;
-		printf("  %.*s\n", (int)(end - p), p);
+		printf("%*s%.*s\n", indent, "", (int)(end - p), p);
 		p = *end == ' ' ? end + 1 : end;
+		indent = rest;
 	}
+}
+
+/* Wrap TEXT at 78 columns, indented by two spaces. */
+static void
+print_wrapped(const char *text)
+{
+	print_wrapped_at(text, 78, 2, 2, 0);
 }
 
 static void
@@ -119,6 +139,7 @@ static void
 global_help(void)
 {
 	const char *group = NULL;
+	char launchers[512];
 
 	printf("usage: accelctl COMMAND [ARGS...]\n"
 	    "       accelctl --help | --version | --list-commands\n"
@@ -127,21 +148,27 @@ global_help(void)
 	    "you are,\nrun a step on one process only.\n");
 	for (int i = 0; ac_commands[i] != NULL; i++) {
 		const struct ac_cmd *c = ac_commands[i];
-		char left[64];
+		char left[512];
 
 		if (group == NULL || strcmp(group, c->group) != 0) {
 			group = c->group;
 			printf("\n%s:\n", group);
 		}
 		snprintf(left, sizeof(left), "%s %s", c->name, c->args);
-		if (strlen(left) > 28)
-			printf("  %s\n  %-28s %s\n", left, "", c->summary);
-		else
+		if (strlen(left) > 28) {
+			/* A long usage wraps between its options, never in one. */
+			print_wrapped_at(left, 78, 2, 4 + (int)strlen(c->name),
+			    1);
+			printf("  %-28s %s\n", "", c->summary);
+		} else
 			printf("  %-28s %s\n", left, c->summary);
 	}
-	printf("\n%s\nThe launcher is detected from ACCELCTL_*, torchrun, Open MPI, "
-	    "MPICH, MVAPICH2 and\nSlurm variables, in that order; see "
-	    "'accelctl info' and accelctl(1).\n", exit_codes);
+	/* From detection's own table, so that it stays true. */
+	snprintf(launchers, sizeof(launchers), "The launcher is detected from "
+	    "the variables of these launchers, in this order: %s; see "
+	    "'accelctl info' and accelctl(1).", ac_topo_launchers());
+	printf("\n%s\n", exit_codes);
+	print_wrapped_at(launchers, 78, 0, 0, 0);
 }
 
 /* Optimal string alignment distance: a swap of two letters costs one. */

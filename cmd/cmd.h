@@ -45,6 +45,11 @@ int ac_cmd_topo(struct ac_topo *t);
  */
 int ac_cmd_need_local(const struct ac_topo *t);
 
+/* The same for the world size (a Kubernetes Indexed Job has none), and for
+ * the node rank and number of nodes. */
+int ac_cmd_need_world(const struct ac_topo *t);
+int ac_cmd_need_node(const struct ac_topo *t);
+
 /* The options of the on-* commands: --wait, --timeout. */
 extern const struct ac_optdef ac_on_opts[];
 

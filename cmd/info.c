@@ -104,12 +104,15 @@ print_text(const struct ac_topo *t, int tr, const char *why)
 	printf("%-17s %s\n", "launcher", t->launcher);
 	for (int f = 0; f < AC_NFIELDS; f++) {
 		if (t->v[f] < 0)
-			printf("%-17s unknown\n", ac_field_names[f]);
+			printf("%-17s unknown  (set %s)\n", ac_field_names[f],
+			    shell_names[f]);
 		else
 			printf("%-17s %-8ld (%s)\n", ac_field_names[f], t->v[f],
 			    t->var[f]);
 	}
 	printf("%-17s %s (%s)\n", "job_id", t->job_id, t->job_id_from);
+	if (t->hint[0] != '\0')
+		printf("%-17s %s\n", "why unknown", t->hint);
 	printf("%-17s %s (%s)\n", "transport", ac_transport_name(tr), why);
 #if ACCELCTL_HAVE_NCCL
 	printf("%-17s %s\n", "nccl", ac_cuda_build_version());
@@ -148,7 +151,8 @@ const struct ac_cmd cmd_info = {
 	.summary = "print what was detected, and from which launcher",
 	.help = "Print the launcher, rank, world size, local rank, local world size, "
 	    "node rank, number of nodes and job id detected for this process, each "
-	    "with the variable it came from. --json prints one object with the keys "
+	    "with the variable it came from; a value the launcher cannot tell is "
+	    "unknown, with the ACCELCTL_ variable that gives it and why. --json prints one object with the keys "
 	    "launcher, rank, world_size, local_rank, local_world_size, node_rank, "
 	    "nnodes, job_id (null where unknown), transport and nccl (the NCCL "
 	    "version compiled in, or null); --shell prints "

@@ -37,7 +37,8 @@ exec_print(const struct ac_cmd *self, struct ac_args *a)
 		return AC_EXIT_USAGE;
 	keep = t.v[AC_WORLD] == 1;
 	if (!keep) {
-		if (ac_cmd_need_local(&t) == -1)
+		/* The local rank alone answers. */
+		if (t.v[AC_LRANK] < 0 && ac_cmd_need_local(&t) == -1)
 			return AC_EXIT_USAGE;
 		keep = t.v[AC_LRANK] == 0;
 	}

@@ -17,14 +17,58 @@ ac_cmd_topo(struct ac_topo *t)
 	return 0;
 }
 
+/* Why the launcher's variables do not tell a value: its row's reason. */
+static const char *
+why_unknown(const struct ac_topo *t, char *buf, size_t len)
+{
+	if (t->hint[0] != '\0')
+		return t->hint;
+	snprintf(buf, len, "the %s variables give none (%s is set)",
+	    t->launcher, t->var[AC_RANK]);
+	return buf;
+}
+
 int
 ac_cmd_need_local(const struct ac_topo *t)
 {
+	char buf[160];
+
 	if (t->v[AC_LRANK] >= 0 && t->v[AC_LSIZE] >= 0)
 		return 0;
-	ac_warnx("cannot tell the local rank: the %s variables give none "
-	    "(%s is set); set ACCELCTL_LOCAL_RANK and ACCELCTL_LOCAL_WORLD_SIZE",
-	    t->launcher, t->var[AC_RANK]);
+	if (t->v[AC_LRANK] >= 0)
+		ac_warnx("cannot tell the local world size: %s; set "
+		    "ACCELCTL_LOCAL_WORLD_SIZE", why_unknown(t, buf,
+		    sizeof(buf)));
+	else
+		ac_warnx("cannot tell the local rank: %s; set "
+		    "ACCELCTL_LOCAL_RANK and ACCELCTL_LOCAL_WORLD_SIZE",
+		    why_unknown(t, buf, sizeof(buf)));
+	return -1;
+}
+
+int
+ac_cmd_need_world(const struct ac_topo *t)
+{
+	char buf[160];
+
+	if (t->v[AC_WORLD] >= 0)
+		return 0;
+	ac_warnx("cannot tell the world size: %s; set ACCELCTL_WORLD_SIZE",
+	    why_unknown(t, buf, sizeof(buf)));
+	return -1;
+}
+
+int
+ac_cmd_need_node(const struct ac_topo *t)
+{
+	char buf[160];
+
+	if (t->v[AC_NODE] >= 0 && t->v[AC_NNODES] >= 0)
+		return 0;
+	ac_warnx("cannot tell the %s: %s; set %s", t->v[AC_NODE] >= 0 ?
+	    "number of nodes" : "node rank", why_unknown(t, buf, sizeof(buf)),
+	    t->v[AC_NODE] >= 0 ? "ACCELCTL_NNODES" : t->v[AC_NNODES] >= 0 ?
+	    "ACCELCTL_NODE_RANK" : "ACCELCTL_NODE_RANK and ACCELCTL_NNODES");
 	return -1;
 }
 
@@ -39,7 +83,8 @@ ac_cmd_is(int local)
 		return t.v[AC_RANK] == 0 ? AC_EXIT_OK : AC_EXIT_NO;
 	if (t.v[AC_WORLD] == 1)
 		return AC_EXIT_OK;
-	if (ac_cmd_need_local(&t) == -1)
+	/* The local rank alone answers (Flux's uneven task map has no size). */
+	if (t.v[AC_LRANK] < 0 && ac_cmd_need_local(&t) == -1)
 		return AC_EXIT_USAGE;
 	return t.v[AC_LRANK] == 0 ? AC_EXIT_OK : AC_EXIT_NO;
 }
@@ -110,11 +155,18 @@ ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
 	/* One process runs every on-* whatever N, as Accelerate does. */
 	if (t.v[AC_WORLD] == 1)
 		return ac_exec(a->child);
-	if (local && ac_cmd_need_local(&t) == -1)
-		return AC_EXIT_USAGE;
 	mine = local ? t.v[AC_LRANK] : t.v[AC_RANK];
 	size = local ? t.v[AC_LSIZE] : t.v[AC_WORLD];
-	if (index >= size) {
+	/*
+	 * Index 0 exists wherever there is a process: without --wait it needs
+	 * only the rank, also where the size cannot be told. Any other index
+	 * must be checked against the size on every process.
+	 */
+	if (mine < 0 || (size < 0 && (index != 0 || a->seen[0]))) {
+		if (local ? ac_cmd_need_local(&t) : ac_cmd_need_world(&t))
+			return AC_EXIT_USAGE;
+	}
+	if (size >= 0 && index >= size) {
 		ac_warnx("%s index %ld is out of range: %s has %ld process%s "
 		    "(0-%ld)", local ? "local process" : "process", index,
 		    local ? "this node" : "the job", size,

@@ -26,6 +26,8 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 	}
 	if (t->v[AC_WORLD] == 1)
 		return 0;
+	if (ac_cmd_need_world(t) == -1)
+		return AC_EXIT_USAGE;
 	/* Checked by every client: the helper it may start would exit at once
 	 * (0), or not start at all, and the wait fail with 125. */
 	if (ac_helper_idle_ms(getenv("ACCELCTL_HELPER_IDLE"), &idle, &why) == -1) {
@@ -42,11 +44,8 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 	}
 	if (node_scope || t->v[AC_LSIZE] == t->v[AC_WORLD])
 		return 0;
-	if (t->v[AC_NNODES] < 0) {
-		ac_warnx("cannot tell the node rank (%s gives none): set "
-		    "ACCELCTL_NODE_RANK and ACCELCTL_NNODES", t->launcher);
+	if (ac_cmd_need_node(t) == -1)
 		return AC_EXIT_USAGE;
-	}
 	if (rdv == NULL || *rdv == '\0') {
 		ac_warnx("this job spans %ld nodes: set "
 		    "ACCELCTL_RENDEZVOUS=redis://HOST:PORT to a Redis the nodes "

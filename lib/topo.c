@@ -23,43 +23,159 @@ const char *const ac_field_names[AC_NFIELDS] = {
 	"nnodes"
 };
 
+/* How a row's values are completed once read. */
+enum row_kind {
+	ROW_PLAIN,	/* as read, node rank derived from a uniform local size */
+	ROW_SLURM,	/* local size from the tasks-per-node list */
+	ROW_NODE,	/* one process per node: local 0 of 1, the node is the rank */
+	ROW_FLUX,	/* local size = size / nodes where that divides */
+	ROW_PALS,	/* nodes = size / local size where the node id agrees */
+	ROW_HOROVOD,	/* cross rank is the node only where every node is full */
+};
+
 struct row {
 	const char	*launcher;
 	const char	*alt_launcher;		/* name when an alternative name was used */
 	const char	*names[AC_NFIELDS][2];	/* alternatives, the first set wins */
-	int		 slurm;			/* local size from the tasks-per-node list */
+	enum row_kind	 kind;
+	/* NULL, or whether the row applies although its rank is set. */
+	int		(*applies)(ac_getenv_fn get, void *ctx);
 };
 
+static int
+set(ac_getenv_fn get, void *ctx, const char *name)
+{
+	return ac_topo_lookup(get, ctx, name) != NULL;
+}
+
+/* A Slurm batch script has SLURM_PROCID=0 but is one process, not a step. */
+static int
+slurm_step(ac_getenv_fn get, void *ctx)
+{
+	return set(get, ctx, "SLURM_STEP_ID") || set(get, ctx, "SLURM_STEPID");
+}
+
+/*
+ * A PyTorchJob v1 pod sets RANK (the pod's index) and WORLD_SIZE (pods x
+ * processes per pod) for torchrun to read, with PET_NODE_RANK: without
+ * LOCAL_RANK no torchrun ran, and the pod row describes the process.
+ */
+static int
+torchrun_ran(ac_getenv_fn get, void *ctx)
+{
+	return !set(get, ctx, "PET_NODE_RANK") || set(get, ctx, "LOCAL_RANK") ||
+	    !set(get, ctx, "PET_NNODES");
+}
+
+/*
+ * The node-level rows yield to a torchrun started inside them (its row then
+ * reads RANK and LOCAL_RANK); a LOCAL_RANK alone, exported by a script, is
+ * no torchrun.
+ */
+static int
+no_process_launcher(ac_getenv_fn get, void *ctx)
+{
+	return !set(get, ctx, "LOCAL_RANK") || !set(get, ctx, "RANK");
+}
+
+/*
+ * "srun --mpi=cray_shasta" sets PALS_RANKID, PALS_NODEID and PALS_APID but
+ * not PMI_SIZE: there Slurm's row is the truth. Real PALS sets PMI_SIZE.
+ */
+static int
+pals_complete(ac_getenv_fn get, void *ctx)
+{
+	return set(get, ctx, "PMI_SIZE") || !slurm_step(get, ctx);
+}
+
+/*
+ * The table of DESIGN.md section 1, in the order it is tried. A row that
+ * shadows another comes first: Flux and PALS also set PMI_RANK, jsrun's
+ * Spectrum MPI OMPI_COMM_WORLD_*, and Horovod, Kubeflow and SkyPilot often
+ * run inside a Slurm step whose variables the processes inherit.
+ */
 static const struct row rows[] = {
 	{ "explicit", NULL, {
 	    { "ACCELCTL_RANK" }, { "ACCELCTL_WORLD_SIZE" },
 	    { "ACCELCTL_LOCAL_RANK" }, { "ACCELCTL_LOCAL_WORLD_SIZE" },
-	    { "ACCELCTL_NODE_RANK" }, { "ACCELCTL_NNODES" } }, 0 },
+	    { "ACCELCTL_NODE_RANK" }, { "ACCELCTL_NNODES" } }, ROW_PLAIN, NULL },
+	/* Before torchrun's row: the pod's RANK is not a process rank. */
+	{ "kubeflow", NULL, {
+	    { "PET_NODE_RANK" }, { "PET_NNODES" },
+	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE,
+	    no_process_launcher },
 	{ "torchrun", "deepspeed", {
 	    { "RANK" }, { "WORLD_SIZE" },
 	    { "LOCAL_RANK" }, { "LOCAL_WORLD_SIZE", "LOCAL_SIZE" },
 	    { "GROUP_RANK", "CROSS_RANK" },
-	    { "GROUP_WORLD_SIZE", "CROSS_SIZE" } }, 0 },
+	    { "GROUP_WORLD_SIZE", "CROSS_SIZE" } }, ROW_PLAIN, torchrun_ran },
+	{ "horovod", NULL, {
+	    { "HOROVOD_RANK" }, { "HOROVOD_SIZE" },
+	    { "HOROVOD_LOCAL_RANK" }, { "HOROVOD_LOCAL_SIZE" },
+	    { "HOROVOD_CROSS_RANK" }, { "HOROVOD_CROSS_SIZE" } }, ROW_HOROVOD,
+	    NULL },
+	{ "flux", NULL, {
+	    { "FLUX_TASK_RANK" }, { "FLUX_JOB_SIZE" },
+	    { "FLUX_TASK_LOCAL_ID" }, { NULL },
+	    { NULL }, { "FLUX_JOB_NNODES" } }, ROW_FLUX, NULL },
+	{ "pals", NULL, {
+	    { "PALS_RANKID" }, { "PMI_SIZE" },
+	    { "PALS_LOCAL_RANKID", "PMI_LOCAL_RANK" }, { "PMI_LOCAL_SIZE" },
+	    { "PALS_NODEID" }, { NULL } }, ROW_PALS, pals_complete },
+	{ "jsrun", NULL, {
+	    { "JSM_NAMESPACE_RANK" }, { "JSM_NAMESPACE_SIZE" },
+	    { "JSM_NAMESPACE_LOCAL_RANK" }, { "JSM_NAMESPACE_LOCAL_SIZE" },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
 	/* OMPI_COMM_WORLD_NODE_RANK is not the node index: never read it. */
 	{ "openmpi", NULL, {
 	    { "OMPI_COMM_WORLD_RANK" }, { "OMPI_COMM_WORLD_SIZE" },
 	    { "OMPI_COMM_WORLD_LOCAL_RANK" }, { "OMPI_COMM_WORLD_LOCAL_SIZE" },
-	    { NULL }, { NULL } }, 0 },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
 	{ "mpich", NULL, {
 	    { "PMI_RANK" }, { "PMI_SIZE" },
 	    { "MPI_LOCALRANKID" }, { "MPI_LOCALNRANKS" },
-	    { NULL }, { NULL } }, 0 },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
 	{ "mvapich2", NULL, {
 	    { "MV2_COMM_WORLD_RANK" }, { "MV2_COMM_WORLD_SIZE" },
 	    { "MV2_COMM_WORLD_LOCAL_RANK" }, { "MV2_COMM_WORLD_LOCAL_SIZE" },
-	    { NULL }, { NULL } }, 0 },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
+	/* After the MPI rows: mpirun inside a SkyPilot node describes its ranks. */
+	{ "skypilot", NULL, {
+	    { "SKYPILOT_NODE_RANK" }, { "SKYPILOT_NUM_NODES" },
+	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE,
+	    no_process_launcher },
 	{ "slurm", NULL, {
 	    { "SLURM_PROCID" }, { "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS" },
 	    { "SLURM_LOCALID" }, { NULL },
 	    { "SLURM_NODEID" }, { "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES" } },
-	    1 },
+	    ROW_SLURM, slurm_step },
+	/* A Kubernetes Indexed Job: one pod per index, its count not in the
+	 * environment (ACCELCTL_WORLD_SIZE gives it). */
+	{ "k8s-indexed-job", NULL, {
+	    { "JOB_COMPLETION_INDEX" }, { "ACCELCTL_WORLD_SIZE" },
+	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE, NULL },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+const char *
+ac_topo_launchers(void)
+{
+	static char list[256];
+
+	if (list[0] == '\0') {
+		size_t n = 0;
+
+		for (size_t i = 0; i < NROWS; i++) {
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s, ",
+			    rows[i].launcher);
+			if (rows[i].alt_launcher != NULL)
+				n += (size_t)snprintf(list + n, sizeof(list) - n,
+				    "%s, ", rows[i].alt_launcher);
+		}
+		snprintf(list + n, sizeof(list) - n, "none");
+	}
+	return list;
+}
 
 const char *
 ac_getenv_process(const char *name, void *ctx)
@@ -69,8 +185,8 @@ ac_getenv_process(const char *name, void *ctx)
 }
 
 /* "-1" and "" count as unset: torchrun and others use them as placeholders. */
-static const char *
-lookup(ac_getenv_fn get, void *ctx, const char *name)
+const char *
+ac_topo_lookup(ac_getenv_fn get, void *ctx, const char *name)
 {
 	const char *v;
 
@@ -119,10 +235,10 @@ slurm_local_size(struct ac_topo *t, ac_getenv_fn get, void *ctx, char *err,
 	const char *name = "SLURM_STEP_TASKS_PER_NODE", *spec, *why;
 	long count, nnodes, ntasks;
 
-	spec = lookup(get, ctx, name);
+	spec = ac_topo_lookup(get, ctx, name);
 	if (spec == NULL) {
 		name = "SLURM_TASKS_PER_NODE";
-		spec = lookup(get, ctx, name);
+		spec = ac_topo_lookup(get, ctx, name);
 	}
 	if (spec == NULL || t->v[AC_NODE] < 0)
 		return 0;
@@ -134,6 +250,8 @@ slurm_local_size(struct ac_topo *t, ac_getenv_fn get, void *ctx, char *err,
 	return 0;
 }
 
+static void complete(const struct row *r, struct ac_topo *t);
+
 /*
  * Read row R into T. Returns 1 when the row does not apply (its rank is not
  * set), 0 when read, -1 on a malformed value.
@@ -142,11 +260,9 @@ static int
 read_row(const struct row *r, struct ac_topo *t, ac_getenv_fn get, void *ctx,
     char *err, size_t errlen)
 {
-	if (lookup(get, ctx, r->names[AC_RANK][0]) == NULL)
+	if (ac_topo_lookup(get, ctx, r->names[AC_RANK][0]) == NULL)
 		return 1;
-	/* A batch script has SLURM_PROCID=0 but is one process, not a step. */
-	if (r->slurm && lookup(get, ctx, "SLURM_STEP_ID") == NULL &&
-	    lookup(get, ctx, "SLURM_STEPID") == NULL)
+	if (r->applies != NULL && !r->applies(get, ctx))
 		return 1;
 
 	t->launcher = r->launcher;
@@ -156,7 +272,7 @@ read_row(const struct row *r, struct ac_topo *t, ac_getenv_fn get, void *ctx,
 		for (int i = 0; i < 2; i++) {
 			const char *name = r->names[f][i], *val, *why;
 
-			if ((val = lookup(get, ctx, name)) == NULL)
+			if ((val = ac_topo_lookup(get, ctx, name)) == NULL)
 				continue;
 			if (ac_parse_uint(val, AC_MAX_PROCS, &t->v[f],
 			    &why) == -1)
@@ -171,32 +287,118 @@ read_row(const struct row *r, struct ac_topo *t, ac_getenv_fn get, void *ctx,
 			break;
 		}
 	}
-	if (t->v[AC_WORLD] < 0) {
+	/* An Indexed Job's count is not in its environment: known later. */
+	if (t->v[AC_WORLD] < 0 && strcmp(r->launcher, "k8s-indexed-job") != 0) {
 		snprintf(err, errlen, "%s is set but %s is not",
 		    t->var[AC_RANK], r->names[AC_WORLD][0]);
 		return -1;
 	}
-	if (r->slurm && slurm_local_size(t, get, ctx, err, errlen) == -1)
+	if (r->kind == ROW_SLURM &&
+	    slurm_local_size(t, get, ctx, err, errlen) == -1)
 		return -1;
 	if (pair(t, r, AC_LRANK, AC_LSIZE, err, errlen) == -1 ||
 	    pair(t, r, AC_NODE, AC_NNODES, err, errlen) == -1)
 		return -1;
+	t->hint[0] = '\0';
+	complete(r, t);
 	return 0;
 }
 
-/* With the same local size on every node, ranks fill nodes in blocks. */
+/*
+ * With the same local size on every node, ranks fill nodes in blocks. A node
+ * count the launcher gave must agree, or the layout is not that.
+ */
 static void
 derive_node(struct ac_topo *t)
 {
 	long rank = t->v[AC_RANK], ls = t->v[AC_LSIZE];
 
-	if (t->v[AC_NODE] >= 0 || ls <= 0 || t->v[AC_LRANK] < 0)
+	/* A row that said why the layout is unknown (t->hint) knows better. */
+	if (t->v[AC_NODE] >= 0 || ls <= 0 || t->v[AC_LRANK] < 0 ||
+	    t->v[AC_WORLD] < 0 || t->hint[0] != '\0')
 		return;
 	if (t->v[AC_WORLD] % ls != 0 || rank % ls != t->v[AC_LRANK])
 		return;
+	if (t->v[AC_NNODES] >= 0 && t->v[AC_NNODES] != t->v[AC_WORLD] / ls)
+		return;
 	t->v[AC_NODE] = rank / ls;
-	t->v[AC_NNODES] = t->v[AC_WORLD] / ls;
-	t->var[AC_NODE] = t->var[AC_NNODES] = "derived";
+	t->var[AC_NODE] = "derived";
+	if (t->v[AC_NNODES] < 0) {
+		t->v[AC_NNODES] = t->v[AC_WORLD] / ls;
+		t->var[AC_NNODES] = "derived";
+	}
+}
+
+static void
+known(struct ac_topo *t, int f, long v, const char *from)
+{
+	t->v[f] = v;
+	t->var[f] = from;
+}
+
+/*
+ * Complete what row R's kind implies (the node-level rows, Flux's block map,
+ * PALS's node count, Horovod's cross rank), and say in T->hint why a value
+ * stays unknown.
+ */
+static void
+complete(const struct row *r, struct ac_topo *t)
+{
+	long w = t->v[AC_WORLD], ls = t->v[AC_LSIZE];
+
+	switch (r->kind) {
+	case ROW_NODE:
+		known(t, AC_LRANK, 0, "node-level");
+		known(t, AC_LSIZE, 1, "node-level");
+		known(t, AC_NODE, t->v[AC_RANK], t->var[AC_RANK]);
+		if (w >= 0)
+			known(t, AC_NNODES, w, t->var[AC_WORLD]);
+		else
+			snprintf(t->hint, sizeof(t->hint), "a Kubernetes "
+			    "Indexed Job's completion count is not in its "
+			    "environment");
+		break;
+	case ROW_FLUX:
+		/* Flux gives no local size: only a block map implies one. */
+		if (ls < 0 && t->v[AC_NNODES] > 0 && w % t->v[AC_NNODES] == 0)
+			known(t, AC_LSIZE, w / t->v[AC_NNODES],
+			    "FLUX_JOB_SIZE/FLUX_JOB_NNODES");
+		else if (ls < 0 && t->v[AC_NNODES] > 0)
+			snprintf(t->hint, sizeof(t->hint), "FLUX_JOB_SIZE=%ld "
+			    "tasks on FLUX_JOB_NNODES=%ld nodes is no block "
+			    "task map (flux job taskmap tells)", w,
+			    t->v[AC_NNODES]);
+		else if (ls < 0)
+			snprintf(t->hint, sizeof(t->hint), "FLUX_JOB_NNODES is "
+			    "not set (flux job taskmap tells the layout)");
+		break;
+	case ROW_PALS:
+		/* PALS gives the node id, not the count: uniform nodes only. */
+		if (ls > 0 && t->v[AC_NODE] >= 0 && w % ls == 0 &&
+		    t->v[AC_RANK] / ls == t->v[AC_NODE])
+			known(t, AC_NNODES, w / ls, "derived");
+		else if (t->v[AC_NODE] >= 0)
+			snprintf(t->hint, sizeof(t->hint), "PALS gives no node "
+			    "count, and PMI_LOCAL_SIZE is not the same on "
+			    "every node");
+		break;
+	case ROW_HOROVOD:
+		/*
+		 * HOROVOD_CROSS_RANK counts the hosts that have this local
+		 * rank: the node index only where every host has as many
+		 * slots. Otherwise unknown on every rank, not on some.
+		 */
+		if (t->v[AC_NODE] >= 0 && (ls < 0 || t->v[AC_NNODES] * ls != w)) {
+			known(t, AC_NODE, -1, NULL);
+			known(t, AC_NNODES, -1, NULL);
+			snprintf(t->hint, sizeof(t->hint), "HOROVOD_CROSS_RANK "
+			    "is no node index where hosts have different "
+			    "numbers of slots");
+		}
+		break;
+	default:
+		break;
+	}
 }
 
 /* Borrow what the winner lacks from a later row that is the same process. */
@@ -224,6 +426,37 @@ fill_from(struct ac_topo *t, size_t winner, ac_getenv_fn get, void *ctx)
 	}
 }
 
+/*
+ * Where the launcher cannot tell a value (Flux's non-block task map, an
+ * Indexed Job's count, uneven MPI nodes), the explicit row's variable of
+ * that field gives it: the errors of the commands name it.
+ */
+static int
+supplement(struct ac_topo *t, ac_getenv_fn get, void *ctx, char *err,
+    size_t errlen)
+{
+	for (int f = AC_WORLD; f < AC_NFIELDS; f++) {
+		const char *name = rows[0].names[f][0], *val, *why;
+		long v;
+
+		if (t->v[f] >= 0 || (val = ac_topo_lookup(get, ctx, name)) == NULL)
+			continue;
+		if (ac_parse_uint(val, AC_MAX_PROCS, &v, &why) == -1)
+			return bad_value(err, errlen, name, val, why);
+		if (v == 0 && f != AC_LRANK && f != AC_NODE)
+			return bad_value(err, errlen, name, val,
+			    "must be at least 1");
+		known(t, f, v, name);
+		/* A node-level process's node count is the world size. */
+		if (f == AC_WORLD && t->v[AC_LSIZE] == 1 &&
+		    t->var[AC_LSIZE] != NULL &&
+		    strcmp(t->var[AC_LSIZE], "node-level") == 0 &&
+		    t->v[AC_NNODES] < 0)
+			known(t, AC_NNODES, v, name);
+	}
+	return 0;
+}
+
 static int
 below(struct ac_topo *t, int a, int b, int allow_equal, char *err,
     size_t errlen)
@@ -246,122 +479,9 @@ check(struct ac_topo *t, char *err, size_t errlen)
 	    below(t, AC_LSIZE, AC_WORLD, 1, err, errlen) == -1 ||
 	    below(t, AC_NODE, AC_NNODES, 0, err, errlen) == -1 ||
 	    below(t, AC_NNODES, AC_WORLD, 1, err, errlen) == -1 ||
+	    below(t, AC_NODE, AC_WORLD, 0, err, errlen) == -1 ||
 	    below(t, AC_LRANK, AC_RANK, 1, err, errlen) == -1)
 		return -1;
-	return 0;
-}
-
-/* Characters allowed in a job id: it becomes part of paths and Redis keys. */
-static int
-job_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
-	    c == '-' || c == '@';
-}
-
-static void
-job_append(struct ac_topo *t, const char *s)
-{
-	size_t n = strlen(t->job_id);
-
-	for (; *s != '\0' && n < AC_JOB_ID_MAX; s++)
-		t->job_id[n++] = job_char((unsigned char)*s) ? *s : '_';
-	t->job_id[n] = '\0';
-}
-
-static const char *
-first_set(ac_getenv_fn get, void *ctx, const char *const *names,
-    const char **which)
-{
-	for (; *names != NULL; names++) {
-		const char *v = lookup(get, ctx, *names);
-		if (v != NULL) {
-			*which = *names;
-			return v;
-		}
-	}
-	return NULL;
-}
-
-/*
- * The job identity scopes every synchronisation: every process of one launch
- * must compute the same string, and two launches must not. See DESIGN-NOTES.md
- * for why an MPI launch prefers its own namespace over Slurm's step id.
- */
-static int
-job_id(struct ac_topo *t, ac_getenv_fn get, void *ctx, char *err,
-    size_t errlen)
-{
-	static const char *const mpi_ns[] = { "PMIX_NAMESPACE",
-	    "OMPI_MCA_ess_base_jobid", "PMI_KVSNAME", "PMI_JOBID", NULL };
-	static const char *const steps[] = { "SLURM_STEP_ID", "SLURM_STEPID",
-	    NULL };
-	const char *v, *which, *slurm_job, *restarts;
-	int mpi = strcmp(t->launcher, "openmpi") == 0 ||
-	    strcmp(t->launcher, "mpich") == 0 ||
-	    strcmp(t->launcher, "mvapich2") == 0;
-
-	t->job_id[0] = '\0';
-	if ((v = lookup(get, ctx, "ACCELCTL_JOB_ID")) != NULL) {
-		if (strlen(v) > AC_JOB_ID_MAX)
-			return bad_value(err, errlen, "ACCELCTL_JOB_ID", v,
-			    "longer than 200 characters");
-		for (const char *p = v; *p != '\0'; p++)
-			if (!job_char((unsigned char)*p))
-				return bad_value(err, errlen, "ACCELCTL_JOB_ID",
-				    v, "allowed are A-Z a-z 0-9 . _ : - @");
-		job_append(t, v);
-		t->job_id_from = "ACCELCTL_JOB_ID";
-		return 0;
-	}
-	slurm_job = lookup(get, ctx, "SLURM_JOB_ID");
-	if (mpi && (v = first_set(get, ctx, mpi_ns, &which)) != NULL) {
-		if (slurm_job != NULL) {
-			job_append(t, slurm_job);
-			job_append(t, ".");
-		}
-		job_append(t, "mpi.");
-		job_append(t, v);
-		t->job_id_from = which;
-	} else if (slurm_job != NULL) {
-		job_append(t, slurm_job);
-		job_append(t, ".");
-		if ((v = first_set(get, ctx, steps, &which)) != NULL) {
-			job_append(t, v);
-			t->job_id_from = "SLURM_JOB_ID.SLURM_STEP_ID";
-		} else {
-			job_append(t, "batch");
-			t->job_id_from = "SLURM_JOB_ID";
-		}
-	} else if ((v = lookup(get, ctx, "TORCHELASTIC_RUN_ID")) != NULL) {
-		const char *addr = lookup(get, ctx, "MASTER_ADDR");
-		const char *port = lookup(get, ctx, "MASTER_PORT");
-
-		job_append(t, "torchrun.");
-		job_append(t, v);
-		if (addr != NULL && port != NULL) {
-			job_append(t, "@");
-			job_append(t, addr);
-			job_append(t, ":");
-			job_append(t, port);
-		}
-		t->job_id_from = "TORCHELASTIC_RUN_ID@MASTER_ADDR:MASTER_PORT";
-	} else if ((v = first_set(get, ctx, mpi_ns, &which)) != NULL) {
-		job_append(t, "mpi.");
-		job_append(t, v);
-		t->job_id_from = which;
-	} else {
-		job_append(t, "default");
-		t->job_id_from = "default";
-	}
-	/* A restarted torchrun worker group must not inherit old generations. */
-	restarts = lookup(get, ctx, "TORCHELASTIC_RESTART_COUNT");
-	if (restarts != NULL && strcmp(restarts, "0") != 0 &&
-	    strcmp(t->job_id_from, "ACCELCTL_JOB_ID") != 0) {
-		job_append(t, ".restart");
-		job_append(t, restarts);
-	}
 	return 0;
 }
 
@@ -386,11 +506,14 @@ ac_topo_detect(struct ac_topo *t, ac_getenv_fn get, void *ctx, char *err,
 			t->v[f] = one[f];
 			t->var[f] = "default";
 		}
+		t->hint[0] = '\0';
 	} else {
 		derive_node(t);
 		fill_from(t, i, get, ctx);
+		if (supplement(t, get, ctx, err, errlen) == -1)
+			return -1;
 	}
 	if (check(t, err, errlen) == -1)
 		return -1;
-	return job_id(t, get, ctx, err, errlen);
+	return ac_topo_job_id(t, get, ctx, err, errlen);
 }

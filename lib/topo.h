@@ -22,6 +22,9 @@ struct ac_topo {
 	const char	*var[AC_NFIELDS];	/* where each value came from */
 	char		 job_id[AC_JOB_ID_MAX + 1];
 	const char	*job_id_from;		/* the variables the job id was made of */
+	/* Where the launcher cannot tell a value (Flux's non-block task map, a
+	 * Kubernetes Indexed Job's count): what to set, for the error; else "". */
+	char		 hint[200];
 };
 
 /* How detection reads the environment: getenv(3) in the binary, a fixture in tests. */
@@ -37,6 +40,17 @@ const char *ac_getenv_process(const char *name, void *ctx);
  * its value shortened) for exit code 2.
  */
 int ac_topo_detect(struct ac_topo *t, ac_getenv_fn get, void *ctx,
+    char *err, size_t errlen);
+
+/* The launchers in the order detection tries them, for --help:
+ * "explicit, kubeflow, torchrun, ...". */
+const char *ac_topo_launchers(void);
+
+/* The value of NAME, with "-1" and "" counting as unset (NULL). */
+const char *ac_topo_lookup(ac_getenv_fn get, void *ctx, const char *name);
+
+/* The job identity of detected T (lib/jobid.c): 0, or -1 with ERR. */
+int ac_topo_job_id(struct ac_topo *t, ac_getenv_fn get, void *ctx,
     char *err, size_t errlen);
 
 /* The field names used by info, in enum order: "rank", "world_size", ... */

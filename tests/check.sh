@@ -2,7 +2,9 @@
 # check.sh: the whole test suite from scratch: install what is missing, build, run ctest,
 # then build with AddressSanitizer and UndefinedBehaviorSanitizer and run it again, then
 # build without NCCL and run the tests that differ there, then build the libFuzzer
-# targets with clang and fuzz each for a bounded time (label "fuzz").
+# targets with clang and fuzz each for a bounded time (label "fuzz"). The first ctest run
+# includes package.deb: the Debian package built by cpack, linted, installed with apt-get,
+# used across 2 simulated nodes and removed (run alone, as root).
 # This is README's test command, and .ci/run runs exactly this.
 set -eu
 cd "$(dirname "$0")/.."

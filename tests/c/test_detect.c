@@ -53,12 +53,29 @@ env_load(struct env *e, const char *path)
 	return 0;
 }
 
-/* One launch: every rankN.env must give exactly its expected.tsv row, and
- * all processes of the launch the same job id. */
+/* A value of expected.tsv: a number, or "null" where the environment cannot
+ * tell it (-1, unknown). */
+static int
+want_value(const char *s, long *v)
+{
+	char *end;
+
+	if (strcmp(s, "null") == 0) {
+		*v = -1;
+		return 0;
+	}
+	*v = strtol(s, &end, 10);
+	return end != s && *end == '\0' ? 0 : -1;
+}
+
+/* One launch: every rankN.env must give exactly its expected.tsv row (and
+ * its launcher, where the 8th column names it), and all processes of the
+ * launch the same job id. */
 static int
 check_launch(const char *dir, char ids[][AC_JOB_ID_MAX + 1], int nids)
 {
 	char path[8192], line[512], file[64], err[256], first_id[AC_JOB_ID_MAX + 1] = "";
+	char tok[AC_NFIELDS][32], launcher[64];
 	long want[AC_NFIELDS];
 	FILE *f;
 	int rows = 0;
@@ -75,9 +92,18 @@ check_launch(const char *dir, char ids[][AC_JOB_ID_MAX + 1], int nids)
 		struct env e;
 		struct ac_topo t;
 
-		if (sscanf(line, "%63s %ld %ld %ld %ld %ld %ld", file, &want[0],
-		    &want[1], &want[2], &want[3], &want[4], &want[5]) != 7)
+		int n = sscanf(line, "%63s %31s %31s %31s %31s %31s %31s %63s",
+		    file, tok[0], tok[1], tok[2], tok[3], tok[4], tok[5],
+		    launcher);
+		int bad = n < 7;
+
+		for (int i = 0; !bad && i < AC_NFIELDS; i++)
+			bad = want_value(tok[i], &want[i]) == -1;
+		CHECK(!bad);
+		if (bad) {
+			fprintf(stderr, "%s/expected.tsv: bad line: %s", dir, line);
 			continue;
+		}
 		snprintf(path, sizeof(path), "%s/%s", dir, file);
 		CHECK(env_load(&e, path) == 0);
 		int rc = ac_topo_detect(&t, env_get, &e, err, sizeof(err));
@@ -89,6 +115,12 @@ check_launch(const char *dir, char ids[][AC_JOB_ID_MAX + 1], int nids)
 				fprintf(stderr, "%s: %s is %ld, want %ld\n", path,
 				    ac_field_names[i], t.v[i], want[i]);
 			CHECK(t.v[i] == want[i]);
+		}
+		if (rc == 0 && n == 8) {
+			if (strcmp(t.launcher, launcher) != 0)
+				fprintf(stderr, "%s: launcher %s, want %s\n",
+				    path, t.launcher, launcher);
+			CHECK_STR(t.launcher, launcher);
 		}
 		if (rows++ == 0)
 			strcpy(first_id, t.job_id);
@@ -120,12 +152,16 @@ test_fixtures(const char *root)
 		nids = check_launch(path, ids, nids);
 	}
 	closedir(d);
-	CHECK(nids >= 10);
-	/* Different launches never share a job id (they would meet). */
+	CHECK(nids >= 27);
+	/* Different launches never share a job id (they would meet); only
+	 * "default", the documented id of a launch without one, repeats. */
 	for (int i = 0; i < nids; i++)
 		for (int j = i + 1; j < nids; j++)
-			if (strcmp(ids[i], ids[j]) == 0)
+			if (strcmp(ids[i], ids[j]) == 0 &&
+			    strcmp(ids[i], "default") != 0) {
+				fprintf(stderr, "job id %s twice\n", ids[i]);
 				CHECK(!"two launches share a job id");
+			}
 }
 
 /* detect(ERR_OUT, "K=V", ..., NULL): run detection on a made-up environment. */
@@ -253,6 +289,174 @@ test_rules(void)
 	CHECK_STR(t.job_id, "torchrun.x_y_z");
 }
 
+/* The rows of the largest sites and of the clouds, and what they shadow. */
+static void
+test_new_rows(void)
+{
+	struct ac_topo t;
+	char err[256];
+
+	/* Flux wins over its simple PMI's PMI_RANK (the MPICH row). */
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=3", "FLUX_JOB_SIZE=4",
+	    "FLUX_TASK_LOCAL_ID=1", "FLUX_JOB_NNODES=2", "PMI_RANK=3",
+	    "PMI_SIZE=4", "FLUX_JOB_ID=\xc6\x92" "abc", "SLURM_JOB_ID=9",
+	    "SLURM_STEP_ID=0", "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL) == 0);
+	CHECK_STR(t.launcher, "flux");
+	CHECK(t.v[AC_LSIZE] == 2 && t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
+	CHECK_STR(t.job_id, "flux.fabc");
+	/* No block map: the local size and node rank stay unknown, with why. */
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=2", "FLUX_JOB_SIZE=3",
+	    "FLUX_TASK_LOCAL_ID=0", "FLUX_JOB_NNODES=2", NULL) == 0);
+	CHECK(t.v[AC_LRANK] == 0 && t.v[AC_LSIZE] == -1 && t.v[AC_NODE] == -1);
+	CHECK(strstr(t.hint, "FLUX_JOB_SIZE=3") != NULL);
+	/* ... which the explicit row's variables of those fields give. */
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=2", "FLUX_JOB_SIZE=3",
+	    "FLUX_TASK_LOCAL_ID=0", "FLUX_JOB_NNODES=2",
+	    "ACCELCTL_LOCAL_WORLD_SIZE=1", "ACCELCTL_NODE_RANK=1", NULL) == 0);
+	CHECK(t.v[AC_LSIZE] == 1 && t.v[AC_NODE] == 1);
+	CHECK_STR(t.var[AC_NODE], "ACCELCTL_NODE_RANK");
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=2", "FLUX_JOB_SIZE=3",
+	    "FLUX_TASK_LOCAL_ID=1", "FLUX_JOB_NNODES=2",
+	    "ACCELCTL_LOCAL_WORLD_SIZE=1", NULL) == -1);
+	ERR_HAS("FLUX_TASK_LOCAL_ID=1 is not below ACCELCTL_LOCAL_WORLD_SIZE=1");
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=2", "FLUX_JOB_SIZE=3",
+	    "FLUX_TASK_LOCAL_ID=1", "FLUX_JOB_NNODES=2",
+	    "ACCELCTL_NODE_RANK=x", NULL) == -1);
+	CHECK_STR(err, "invalid ACCELCTL_NODE_RANK='x': not a non-negative integer");
+	/* A cyclic map whose size divides: the node rank only where block fits. */
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=1", "FLUX_JOB_SIZE=4",
+	    "FLUX_TASK_LOCAL_ID=0", "FLUX_JOB_NNODES=2", NULL) == 0);
+	CHECK(t.v[AC_LSIZE] == 2 && t.v[AC_NODE] == -1);
+
+	/* PALS wins over PMI_RANK; PMI_LOCAL_RANK where PALS_LOCAL_RANKID is not. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", "PALS_NODEID=1",
+	    "PMI_RANK=3", "PMI_SIZE=4", "PMI_LOCAL_RANK=1", "PMI_LOCAL_SIZE=2",
+	    "PALS_APID=ab-12", "PBS_JOBID=7.pbs", NULL) == 0);
+	CHECK_STR(t.launcher, "pals");
+	CHECK(t.v[AC_LRANK] == 1 && t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
+	CHECK_STR(t.var[AC_LRANK], "PMI_LOCAL_RANK");
+	CHECK_STR(t.job_id, "pals.ab-12");
+	/* A node id that disagrees with a block layout: no node count. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=4", "PALS_NODEID=1",
+	    "PMI_SIZE=6", "PMI_LOCAL_RANK=0", "PMI_LOCAL_SIZE=2", NULL) == 0);
+	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == -1);
+	/* A node id no world of that size has, though the count is unknown. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=1", "PALS_NODEID=3",
+	    "PMI_SIZE=2", "PMI_LOCAL_RANK=1", "PMI_LOCAL_SIZE=2", NULL) == -1);
+	ERR_HAS("PALS_NODEID=3 is not below PMI_SIZE=2");
+	/* srun --mpi=cray_shasta: partial PALS, Slurm's row is the truth. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", "PALS_NODEID=1",
+	    "PALS_APID=5.0", "SLURM_PROCID=3", "SLURM_STEP_ID=0",
+	    "SLURM_STEP_NUM_TASKS=4", "SLURM_LOCALID=1", "SLURM_NODEID=1",
+	    "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_TASKS_PER_NODE=2(x2)",
+	    "SLURM_JOB_ID=5", NULL) == 0);
+	CHECK_STR(t.launcher, "slurm");
+	CHECK_STR(t.job_id, "5.0");
+	/* ... but outside Slurm half a PALS environment is an error. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", NULL) == -1);
+	CHECK_STR(err, "PALS_RANKID is set but PMI_SIZE is not");
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=0", "PMI_SIZE=2",
+	    "PMI_LOCAL_RANK=0", "PMI_LOCAL_SIZE=0", NULL) == -1);
+	ERR_HAS("must be at least 1");
+
+	/* jsrun wins over Spectrum MPI's OMPI_COMM_WORLD_*; steps differ. */
+	CHECK(detect(&t, err, sizeof(err), "JSM_NAMESPACE_RANK=1",
+	    "JSM_NAMESPACE_SIZE=2", "JSM_NAMESPACE_LOCAL_RANK=0",
+	    "JSM_NAMESPACE_LOCAL_SIZE=1", "OMPI_COMM_WORLD_RANK=1",
+	    "OMPI_COMM_WORLD_SIZE=2", "LSB_JOBID=88", "LSB_JOBINDEX=3",
+	    "PMIX_NAMESPACE=88.2", NULL) == 0);
+	CHECK_STR(t.launcher, "jsrun");
+	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
+	CHECK_STR(t.job_id, "lsf.88_3.88.2");
+
+	/* horovodrun inside a Slurm step: Horovod's row, Horovod's identity. */
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=2", "HOROVOD_SIZE=4",
+	    "HOROVOD_LOCAL_RANK=0", "HOROVOD_LOCAL_SIZE=2",
+	    "HOROVOD_CROSS_RANK=1", "HOROVOD_CROSS_SIZE=2",
+	    "HOROVOD_GLOO_RENDEZVOUS_ADDR=10.0.0.1",
+	    "HOROVOD_GLOO_RENDEZVOUS_PORT=4000", "SLURM_PROCID=0",
+	    "SLURM_STEP_ID=0", "SLURM_NTASKS=1", "SLURM_JOB_ID=4", NULL) == 0);
+	CHECK_STR(t.launcher, "horovod");
+	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
+	CHECK_STR(t.job_id, "horovod.10.0.0.1:4000");
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=2",
+	    "HOROVOD_CROSS_RANK=0", NULL) == -1);
+	CHECK_STR(err, "HOROVOD_CROSS_RANK is set but HOROVOD_CROSS_SIZE is not");
+
+	/* A PyTorchJob pod without torchrun: the pod is the rank. */
+	CHECK(detect(&t, err, sizeof(err), "RANK=1", "WORLD_SIZE=16",
+	    "PET_NODE_RANK=1", "PET_NNODES=2", "MASTER_ADDR=j-master-0",
+	    "MASTER_PORT=23456", NULL) == 0);
+	CHECK_STR(t.launcher, "kubeflow");
+	CHECK(t.v[AC_RANK] == 1 && t.v[AC_WORLD] == 2 && t.v[AC_LRANK] == 0 &&
+	    t.v[AC_LSIZE] == 1 && t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
+	CHECK_STR(t.job_id, "kubeflow.j-master-0:23456");
+	/* ... torchrun inside it wins. */
+	CHECK(detect(&t, err, sizeof(err), "RANK=5", "WORLD_SIZE=16",
+	    "LOCAL_RANK=5", "LOCAL_WORLD_SIZE=8", "PET_NODE_RANK=0",
+	    "PET_NNODES=2", NULL) == 0);
+	CHECK_STR(t.launcher, "torchrun");
+	CHECK(detect(&t, err, sizeof(err), "PET_NODE_RANK=2", "PET_NNODES=2",
+	    NULL) == -1);
+	ERR_HAS("PET_NODE_RANK=2 is not below PET_NNODES=2");
+	CHECK(detect(&t, err, sizeof(err), "PET_NODE_RANK=0", "PET_NNODES=",
+	    NULL) == -1);
+	CHECK_STR(err, "PET_NODE_RANK is set but PET_NNODES is not");
+	/* A LOCAL_RANK a pod's script exported, without torchrun's RANK. */
+	CHECK(detect(&t, err, sizeof(err), "PET_NODE_RANK=1", "PET_NNODES=2",
+	    "LOCAL_RANK=0", NULL) == 0);
+	CHECK_STR(t.launcher, "kubeflow");
+	CHECK(t.v[AC_RANK] == 1);
+
+	/* SkyPilot: node level; mpirun and torchrun inside it win. */
+	CHECK(detect(&t, err, sizeof(err), "SKYPILOT_NODE_RANK=1",
+	    "SKYPILOT_NUM_NODES=2", "SKYPILOT_TASK_ID=sky-1_c_2", NULL) == 0);
+	CHECK_STR(t.launcher, "skypilot");
+	CHECK_STR(t.job_id, "skypilot.sky-1_c_2");
+	CHECK(detect(&t, err, sizeof(err), "SKYPILOT_NODE_RANK=1",
+	    "SKYPILOT_NUM_NODES=2", "OMPI_COMM_WORLD_RANK=3",
+	    "OMPI_COMM_WORLD_SIZE=4", NULL) == 0);
+	CHECK_STR(t.launcher, "openmpi");
+	CHECK(detect(&t, err, sizeof(err), "SKYPILOT_NODE_RANK=1",
+	    "SKYPILOT_NUM_NODES=2", "RANK=3", "WORLD_SIZE=4", "LOCAL_RANK=1",
+	    "LOCAL_WORLD_SIZE=2", NULL) == 0);
+	CHECK_STR(t.launcher, "torchrun");
+	CHECK(detect(&t, err, sizeof(err), "SKYPILOT_NODE_RANK=0",
+	    "SKYPILOT_NUM_NODES=-1", NULL) == -1);
+	CHECK_STR(err, "SKYPILOT_NODE_RANK is set but SKYPILOT_NUM_NODES is not");
+
+	/* An Indexed Job: the rank, no count until ACCELCTL_WORLD_SIZE. */
+	CHECK(detect(&t, err, sizeof(err), "JOB_COMPLETION_INDEX=2", NULL) == 0);
+	CHECK_STR(t.launcher, "k8s-indexed-job");
+	CHECK(t.v[AC_RANK] == 2 && t.v[AC_WORLD] == -1 && t.v[AC_LRANK] == 0 &&
+	    t.v[AC_NODE] == 2 && t.v[AC_NNODES] == -1);
+	CHECK(strstr(t.hint, "Indexed Job") != NULL);
+	CHECK(detect(&t, err, sizeof(err), "JOB_COMPLETION_INDEX=2",
+	    "ACCELCTL_WORLD_SIZE=3", NULL) == 0);
+	CHECK(t.v[AC_WORLD] == 3 && t.v[AC_NNODES] == 3);
+	CHECK(detect(&t, err, sizeof(err), "JOB_COMPLETION_INDEX=3",
+	    "ACCELCTL_WORLD_SIZE=3", NULL) == -1);
+	ERR_HAS("JOB_COMPLETION_INDEX=3 is not below ACCELCTL_WORLD_SIZE=3");
+	CHECK(detect(&t, err, sizeof(err), "JOB_COMPLETION_INDEX=1",
+	    "ACCELCTL_WORLD_SIZE=0", NULL) == -1);
+	ERR_HAS("must be at least 1");
+	CHECK(detect(&t, err, sizeof(err), "JOB_COMPLETION_INDEX=1e3", NULL) == -1);
+	CHECK_STR(err, "invalid JOB_COMPLETION_INDEX='1e3': not a non-negative integer");
+
+	/* -1 and empty are unset in the new rows too. */
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=-1", "FLUX_JOB_SIZE=4",
+	    "HOROVOD_RANK=", "JSM_NAMESPACE_RANK=-1", NULL) == 0);
+	CHECK_STR(t.launcher, "none");
+	CHECK(detect(&t, err, sizeof(err), "FLUX_TASK_RANK=0", "FLUX_JOB_SIZE=2",
+	    "FLUX_JOB_NNODES=3", NULL) == -1);
+	ERR_HAS("FLUX_JOB_NNODES=3 is not at most FLUX_JOB_SIZE=2");
+
+	/* The order --help prints is the table's. */
+	CHECK(strncmp(ac_topo_launchers(), "explicit, kubeflow, torchrun, "
+	    "deepspeed, horovod, flux, pals, jsrun, openmpi, mpich, mvapich2, "
+	    "skypilot, slurm, k8s-indexed-job, none", 200) == 0);
+}
+
 static void
 test_errors(void)
 {
@@ -305,6 +509,7 @@ main(int argc, char **argv)
 	}
 	test_fixtures(argv[1]);
 	test_rules();
+	test_new_rows();
 	test_errors();
 	return CHECK_DONE();
 }

@@ -7,7 +7,8 @@
  * twice, and an environment it accepts satisfies what DESIGN-NOTES.md
  * promises (every value known or -1, rank < world, local rank < local size,
  * local size <= world, node < nodes <= world, local rank <= rank, a job id
- * of 1-200 allowed characters).
+ * of 1-200 allowed characters; the world size unknown only in an Indexed
+ * Job).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,11 +57,16 @@ check(const struct ac_topo *t)
 	for (int f = 0; f < AC_NFIELDS; f++)
 		if (v[f] < -1 || (v[f] >= 0 && t->var[f] == NULL))
 			abort();
-	if (v[AC_RANK] < 0 || v[AC_WORLD] < 1 || v[AC_RANK] >= v[AC_WORLD])
+	/* Only an Indexed Job may leave its world size unknown. */
+	if (v[AC_WORLD] < 0 && strcmp(t->launcher, "k8s-indexed-job") != 0)
+		abort();
+	if (v[AC_RANK] < 0 || v[AC_WORLD] == 0 ||
+	    (v[AC_WORLD] > 0 && v[AC_RANK] >= v[AC_WORLD]))
 		abort();
 	if (v[AC_LRANK] >= 0 && v[AC_LSIZE] >= 0 && v[AC_LRANK] >= v[AC_LSIZE])
 		abort();
-	if (v[AC_LSIZE] > v[AC_WORLD] || v[AC_NNODES] > v[AC_WORLD])
+	if (v[AC_WORLD] > 0 && (v[AC_LSIZE] > v[AC_WORLD] ||
+	    v[AC_NNODES] > v[AC_WORLD] || v[AC_NODE] >= v[AC_WORLD]))
 		abort();
 	if (v[AC_NODE] >= 0 && v[AC_NNODES] >= 0 && v[AC_NODE] >= v[AC_NNODES])
 		abort();

@@ -2,7 +2,7 @@
 # slurm.sh): srun on 2 to 4 nodes, the README's sbatch script (several steps, exit-code
 # checks, one rank failing under barrier --status), the README's jobs that start their
 # own rendezvous (sbatch on 4 nodes, an mpirun wrapper), srun -K, torchrun inside srun,
-# and mpirun in an allocation.
+# and mpirun and MPICH's mpiexec.hydra in an allocation.
 # Skipped (ctest: Not Run) where Slurm cannot run here: not root, no slurm-wlm, no unshare.
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/redis.sh"
@@ -149,6 +149,18 @@ testMpirunInAllocation() {
 		--wrap "mpirun bash $JOB_SH $out" >/dev/null 2>&1
 	assertEquals "sbatch --wrap mpirun: $(cat "$out/job.out")" 0 $?
 	check_job "$out" 4 2 2 openmpi
+}
+
+# MPICH's Hydra starts its proxies with srun, one task per node, as Open MPI its daemons:
+# PMI_RANK wins over their SLURM_PROCID, the local rank is Hydra's MPI_LOCALRANKID.
+# -iface lo: the simulated nodes' names do not resolve, Hydra would connect to "n1".
+testHydraInAllocation() {
+	command -v mpiexec.hydra >/dev/null || startSkipping
+	local out; out=$(scratch)/hydra-alloc; mkdir -p "$out"
+	slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o "$out/job.out" \
+		--wrap "mpiexec.hydra -iface lo -ppn 2 bash $JOB_SH $out" >/dev/null 2>&1
+	assertEquals "sbatch --wrap mpiexec.hydra: $(cat "$out/job.out")" 0 $?
+	check_job "$out" 4 2 2 mpich
 }
 
 testMpirunReadmeSnippetInAllocation() {

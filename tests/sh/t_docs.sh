@@ -80,6 +80,39 @@ testFishCompletionCommands() {
 	assertEquals "set -l commands of accelctl.fish" "$COMMANDS" "$(printf '%s\n' "$listed" | sorted)"
 }
 
+# The detection rows, in order: the last paragraph of --help (printed from
+# detection's own table), the ENVIRONMENT list of the man page (".Li NAME" after
+# each ".It") and the README's detection table (its `info` column).
+testLaunchersAgree() {
+	local help man readme
+	run -- --help
+	help=$(printf '%s\n' "$out" | awk '/^The launcher is detected/ { on = 1 } on' | tr '\n' ' ' |
+		sed 's/.*in this order: //; s/;.*//; s/,/ /g' | tr -s ' ' '\n' | grep .)
+	man=$(awk '/^\.Sh / { on = ($2 == "ENVIRONMENT"); next }
+		on && /^\.Bl -enum/ { inlist = 1; next } inlist && /^\.El/ { exit }
+		inlist && /^\.It/ { item = 1; next }
+		item == 2 && /^\.Pq Li / { print $3 } item == 2 { item = 0 }
+		item == 1 && /^\.Li / { print $2; item = 2 }' "$MAN")
+	readme=$(awk '/^\| order \| `info` \|/ { on = 1; next } on && !/^\|/ { exit }
+		on && /^\| [0-9]/ { n = split($0, c, "|"); print c[3] }' "$ACCELCTL_SRC/README.md" |
+		tr -d '`()' | tr -s ' ' '\n' | grep .)
+	assertContains "help names flux" "$help" flux
+	assertEquals "launchers: man/accelctl.1 ENVIRONMENT against --help" "$help" "$man"
+	assertEquals "launchers: README's detection table against --help" "$help" "$readme"
+}
+
+# --help's usages wrap between options, never inside one (issue 21: "[--timeo").
+testHelpUsagesWhole() {
+	run -- --help
+	local bad
+	bad=$(printf '%s\n' "$out" | awk '/^Exit codes:/ { exit } {
+		d = 0; for (i = 1; i <= length($0); i++) { ch = substr($0, i, 1)
+			if (ch == "[") d++; else if (ch == "]") d-- }
+		if (d != 0) print }')
+	assertEquals "usage lines cut inside a bracket" "" "$bad"
+	assertContains "exit code 129 listed" "$out" "  129  "
+}
+
 testManLint() {
 	command -v mandoc >/dev/null || startSkipping
 	local lint

@@ -31,6 +31,19 @@ testRankQuestions() {
 	vg ACCELCTL_RANK=1 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=1 ACCELCTL_LOCAL_WORLD_SIZE=2 -- print hi
 }
 
+# The rows of issue 21, and their unknown values and messages.
+testNewLaunchers() {
+	vg FLUX_TASK_RANK=1 FLUX_JOB_SIZE=3 FLUX_TASK_LOCAL_ID=1 FLUX_JOB_NNODES=2 \
+		FLUX_JOB_ID=$'\xc6\x92'abc -- info
+	vg FLUX_TASK_RANK=1 FLUX_JOB_SIZE=3 FLUX_TASK_LOCAL_ID=1 FLUX_JOB_NNODES=2 -- barrier x
+	vg JOB_COMPLETION_INDEX=1 -- on-process 1 -- true
+	vg JOB_COMPLETION_INDEX=1 -- status
+	vg PALS_RANKID=3 PALS_NODEID=1 PMI_SIZE=4 PMI_LOCAL_RANK=1 PMI_LOCAL_SIZE=2 PALS_APID=x -- info --json
+	vg JSM_NAMESPACE_RANK=1 JSM_NAMESPACE_SIZE=2 LSB_JOBID=5 LSB_JOBINDEX=2 -- info
+	vg HOROVOD_RANK=1 HOROVOD_SIZE=2 HOROVOD_CROSS_RANK=0 -- is-main
+	vg -- --help
+}
+
 testErrorPaths() {
 	vg RANK=abc WORLD_SIZE=2 -- is-main
 	vg -- on-process 1x -- true
