@@ -382,10 +382,14 @@ ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
 
 		memcpy(p->sock, tmp, len + 1);	/* fits: checked above */
 	}
-	snprintf(p->lock, sizeof(p->lock), "%s/%s.lock", name, base);
-	snprintf(p->log, sizeof(p->log), "%s/%s.log", name, base);
-	snprintf(p->state, sizeof(p->state), "%s/%s.state", name, base);
-	snprintf(p->pid, sizeof(p->pid), "%s/%s.pid", name, base);
+	snprintf(p->lock, sizeof(p->lock), "%.500s/%.300s.lock", name,
+	    base);
+	snprintf(p->log, sizeof(p->log), "%.500s/%.300s.log", name,
+	    base);
+	snprintf(p->state, sizeof(p->state), "%.500s/%.300s.state", name,
+	    base);
+	snprintf(p->pid, sizeof(p->pid), "%.500s/%.300s.pid", name,
+	    base);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 # when the environment or another user is in the way: a login node's
 # XDG_RUNTIME_DIR that this host lacks, /tmp/accelctl-UID or
 # $SLURM_SUBMIT_DIR/.accelctl made first by another user, a link with a trailing
-# slash or "/." (issue 23). The tests of another user need root and runuser (a
+# slash or "/.", the directory moved and its name made a link while the helper
+# runs (issue 23). The tests of another user need root and runuser (a
 # second local user, as sh.peeruid makes): skipped without them.
 . "$(dirname "$0")/lib.sh"
 
@@ -134,6 +135,33 @@ testTrailingSlashOnALink() {
 		assertErrMatches "runtime directory $pub/link has unsafe permissions (symbolic link, mode 777, owner uid $OUID)"
 	done
 	assertEquals "nothing made through their link" "" "$(ls -A "$real")"
+}
+
+# The helper's files go where the directory was when it was opened and checked,
+# not through a path its owner (or another user) changes afterwards: the directory
+# moved away and a link to another directory put in its place, the helper's exit
+# removes its socket and pid file in the directory it checked, nothing in the
+# other one.
+testFilesFollowTheDescriptor() {
+	local d; d=$(scratch)/fd.$$
+	mkdir -m 700 "$d" "$d.other"
+	# shellcheck disable=SC2086
+	run $TWO0 ACCELCTL_JOB_ID=fdjob ACCELCTL_RUNTIME_DIR="$d" -- helper start
+	assertRc 0 "helper start"
+	local pid; pid=$(cat "$d/fdjob.pid")
+	mv "$d" "$d.moved"
+	ln -s "$d.other" "$d"
+	: >"$d.other/fdjob.pid"
+	: >"$d.other/fdjob.sock"
+	kill -TERM "$pid"
+	local i=0
+	while [ -e "$d.moved/fdjob.pid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	assertFalse "its pid file removed where it was" "[ -e '$d.moved/fdjob.pid' ]"
+	assertFalse "its socket removed where it was" "[ -e '$d.moved/fdjob.sock' ]"
+	assertTrue "the other directory's pid file left alone" "[ -e '$d.other/fdjob.pid' ]"
+	assertTrue "the other directory's socket left alone" "[ -e '$d.other/fdjob.sock' ]"
+	assertContains "its log went on where it was" "$(cat "$d.moved/fdjob.log")" "exiting"
+	assertEquals "no log in the other directory" "" "$(ls "$d.other" | grep log)"
 }
 
 # Another user made /tmp/accelctl-UID first: the job goes to
