@@ -227,7 +227,8 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
     size_t errlen)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char cand[3][512], why[600] = "", e2[600];
+	/* WHY: XDG_RUNTIME_DIR skipped; WHYHOME: that, and /tmp taken. */
+	char cand[3][512], why[600] = "", whyhome[1000], e2[600], *w;
 	int n = 0, fd;
 	long owner;
 	struct stat st;
@@ -255,16 +256,19 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 		    "user", cand[tmp], (long)st.st_uid, user_of(st.st_uid, u,
 		    sizeof(u)));
 	if (taken[0] != '\0' && tmp + 1 < n)
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s",
-		    why[0] ? "; " : "", taken);
+		snprintf(whyhome, sizeof(whyhome), "%s%s%s", why, why[0] ?
+		    "; " : "", taken);
+	else
+		snprintf(whyhome, sizeof(whyhome), "%s", why);
 
 	/* A place with this job's lock file: where its other ranks went. */
 	for (int i = 0; i < n; i++)
 		if (normalize(cand[i], p->dir, sizeof(p->dir)) == 0 &&
 		    holds_job(p->dir, job_id)) {
-			if (i > 0 || why[0] != '\0')
-				snprintf(p->note, sizeof(p->note), "%s%susing %s%s",
-				    why, why[0] ? "; " : "", p->dir, i > 0 ?
+			w = i > tmp ? whyhome : why;
+			if (i > 0 || w[0] != '\0')
+				snprintf(p->note, sizeof(p->note), "%.600s%susing %.500s%s",
+				    w, w[0] ? "; " : "", p->dir, i > 0 ?
 				    ", which holds this job's files" : "");
 			return open_private(p->dir, create, &owner, err, errlen);
 		}
@@ -275,14 +279,15 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 		fd = open_private(p->dir, create, &owner, i == tmp ? e2 : err,
 		    i == tmp ? sizeof(e2) : errlen);
 		if (fd != -1) {
-			if (why[0] != '\0')
-				snprintf(p->note, sizeof(p->note), "%s; using %s",
-				    why, p->dir);
+			w = i > tmp ? whyhome : why;
+			if (w[0] != '\0')
+				snprintf(p->note, sizeof(p->note), "%.600s; using %.500s",
+				    w, p->dir);
 			return fd;
 		}
 		if (i == tmp && owner >= 0 && owner != (long)getuid() &&
 		    i + 1 < n)
-			continue;	/* taken: said in WHY already */
+			continue;	/* taken: said in WHYHOME */
 		if (i == tmp) {
 			int saved = errno;
 
@@ -302,8 +307,8 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 			char mine[600];
 
 			snprintf(mine, sizeof(mine), "%s", err);
-			snprintf(err, errlen, "%.300s; and %.400s (set "
-			    "ACCELCTL_RUNTIME_DIR to a directory of yours)", why,
+			snprintf(err, errlen, "%.500s; and %.400s (set "
+			    "ACCELCTL_RUNTIME_DIR to a directory of yours)", whyhome,
 			    mine);
 			errno = saved;
 			return -1;
