@@ -168,7 +168,14 @@ start(const struct ac_cmd *self, struct ac_args *a)
 		put_quoted(pwfile, 0);
 		printf("\n");
 	}
-	return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	if (ac_flush_stdout() == -1) {
+		/* Nobody learnt where it is: a server nobody can use would
+		 * only hold a port and a directory until the script ends. */
+		if (ac_rdv_stop(&s, err, sizeof(err)) == -1)
+			ac_warnx("%s", err);
+		return AC_EXIT_FAILED;
+	}
+	return 0;
 }
 
 /* The value of FIELD in an INFO reply, or "?". */

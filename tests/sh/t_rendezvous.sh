@@ -220,6 +220,15 @@ testFailedStartStopsTheScript() {
 	assertEquals "--json: nothing on stdout" "" "$out"
 }
 
+# Its lines cannot be written (stdout closed, as some wrappers run steps): exit
+# 125, and the server it started is stopped at once, not left until the script ends.
+testStartWithStdoutClosed() {
+	job bash 'accelctl rendezvous start >&-; echo "rc=$?"; ls -A "$HOME/.accelctl"'
+	assertContains "$out" "rc=125"
+	assertContains "$err" "accelctl: rendezvous: write error on standard output: Bad file descriptor"
+	assertEquals "no server, no directory left: $out" "rc=125" "$out"
+}
+
 # The server dies a 4th time (after its 3 restarts): the directory and its log
 # stay while the script runs, with the reason; waits exit 125 naming the end, not
 # 2 for a missing password; status says it; the script is told on its stderr;
