@@ -15,6 +15,7 @@
 #include "config.h"
 #include "parent.h"
 #include "proctitle.h"
+#include "stdfds.h"
 #if ACCELCTL_HAVE_NCCL
 #include "ncclso.h"
 #endif
@@ -276,6 +277,9 @@ main(int argc, char **argv)
 {
 	const char *w;
 
+	/* Before anything opens a file, or it could become our stdout. */
+	if (ac_stdfds_open() == -1)
+		return AC_EXIT_FAILED;
 	ac_proctitle_init(argc, argv);	/* for a helper this process may fork */
 	ac_parent_init();		/* a waiter leaves when its parent does */
 	/* A closed stdout is a write error, exit 125 as documented, not death
@@ -323,7 +327,12 @@ main(int argc, char **argv)
 		return AC_EXIT_USAGE;
 	}
 	for (int i = 0; ac_commands[i] != NULL; i++)
-		if (strcmp(ac_commands[i]->name, w) == 0)
-			return run_command(ac_commands[i], argc - 2, argv + 2);
+		if (strcmp(ac_commands[i]->name, w) == 0) {
+			int rc = run_command(ac_commands[i], argc - 2, argv + 2);
+
+			if (rc != 0 && ac_commands[i]->failed != NULL)
+				ac_commands[i]->failed(argc - 2, argv + 2, rc);
+			return rc;
+		}
 	return unknown_command(w);
 }

@@ -24,6 +24,10 @@ struct ac_cmd {
 	enum ac_child		 child;
 	int			 raw;		/* no option parsing at all (print) */
 	int			(*exec)(const struct ac_cmd *, struct ac_args *);
+	/* Or NULL: called with the words after the name when the command
+	 * exits RC != 0, usage errors included ("rendezvous start" prints
+	 * there what makes its caller's eval fail). */
+	void			(*failed)(int argc, char **argv, int rc);
 };
 
 /* The NULL-terminated table, in the order "accelctl --help" shows it. */

@@ -40,7 +40,7 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	if (strcmp(action, "run") == 0) {
 		if (ac_client_open(&c, &t, 0, &rc) == 0) {
 			ac_warnx("a helper (pid %ld) already serves job %s at %s",
-			    c.helper_pid, t.job_id, c.paths.sock);
+			    c.helper_pid, t.job_id, c.paths.shown_sock);
 			ac_client_close(&c);
 			return AC_EXIT_FAILED;
 		}
@@ -59,7 +59,7 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	rc = 0;
 	if (strcmp(action, "start") == 0)
 		printf("helper %ld serves job %s at %s\n", c.helper_pid, t.job_id,
-		    c.paths.sock);
+		    c.paths.shown_sock);
 	else if (strcmp(action, "stop") == 0) {
 		int type;
 
@@ -81,7 +81,7 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 	} else if (ac_client_request(&c, AC_MSG_STATUS, NULL, &r) == AC_MSG_TEXT) {
 		ac_get_str(&r, text, sizeof(text));
 		printf("helper %ld serves job %s at %s (log: %s)\n%s",
-		    c.helper_pid, t.job_id, c.paths.sock, c.paths.log, text);
+		    c.helper_pid, t.job_id, c.paths.shown_sock, c.paths.shown_log, text);
 	} else
 		rc = AC_EXIT_FAILED;
 	ac_client_close(&c);

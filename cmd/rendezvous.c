@@ -168,7 +168,14 @@ start(const struct ac_cmd *self, struct ac_args *a)
 		put_quoted(pwfile, 0);
 		printf("\n");
 	}
-	return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
+	if (ac_flush_stdout() == -1) {
+		/* Nobody learnt where it is: a server nobody can use would
+		 * only hold a port and a directory until the script ends. */
+		if (ac_rdv_stop(&s, err, sizeof(err)) == -1)
+			ac_warnx("%s", err);
+		return AC_EXIT_FAILED;
+	}
+	return 0;
 }
 
 /* The value of FIELD in an INFO reply, or "?". */
@@ -255,6 +262,12 @@ exec_rendezvous(const struct ac_cmd *self, struct ac_args *a)
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
 	}
+	if (strcmp(action, "status") == 0 && ac_rdv_ended(dir, err,
+	    sizeof(err))) {
+		printf("no rendezvous server runs for %s: it ended: %s\n", dir,
+		    err);
+		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : AC_EXIT_NO;
+	}
 	if (ac_rdv_state_read(dir, &s, err, sizeof(err)) == -1) {
 		printf("no rendezvous server runs for %s\n", dir);
 		rc = ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
@@ -300,6 +313,41 @@ exec_rendezvous(const struct ac_cmd *self, struct ac_args *a)
 }
 #endif
 
+/*
+ * "start" failed (RC): its stdout, empty, would make eval "$(...)" return 0,
+ * and the script go on without the server, or with an ACCELCTL_RENDEZVOUS
+ * left from elsewhere. So a failed start prints a statement that fails:
+ * "(exit RC)" for sh, whose eval then returns RC (|| exit, set -e, if all see
+ * it, and an interactive shell is not ended); "false;" for fish, which has
+ * no subshell, and whose "return" in a sourced text would leave an
+ * enclosing function. Not for --json (its reader has the exit code), not
+ * for stop and status, not to a terminal (no eval reads one). The words are
+ * scanned here because the parse itself may be what failed.
+ */
+static void
+start_failed(int argc, char **argv, int rc)
+{
+	int start = 0, fish = 0;
+
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "start") == 0)
+			start = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			return;
+		else if (strcmp(argv[i], "--shell=fish") == 0 ||
+		    (strcmp(argv[i], "--shell") == 0 && i + 1 < argc &&
+		    strcmp(argv[i + 1], "fish") == 0))
+			fish = 1;
+	}
+	if (!start || isatty(STDOUT_FILENO))
+		return;
+	if (fish)
+		printf("false;\n");
+	else
+		printf("(exit %d)\n", rc);
+	(void)ac_flush_stdout();
+}
+
 const struct ac_cmd cmd_rendezvous = {
 	.name = "rendezvous",
 	.group = "Tools",
@@ -308,15 +356,21 @@ const struct ac_cmd cmd_rendezvous = {
 	.summary = "start a private redis-server for this job's nodes",
 	.help = "'start' runs a redis-server for this job on this host and "
 	    "prints, once it answers, the lines that point the job at it: "
-	    "eval \"$(accelctl rendezvous start)\" in a batch script, before "
-	    "srun or mpirun. It listens on this host's address (from the host "
+	    "eval \"$(accelctl rendezvous start)\" || exit in a batch script, "
+	    "before srun or mpirun (fish: accelctl rendezvous start --shell "
+	    "fish | source; or exit). When start fails it prints a statement "
+	    "that fails, (exit 125) or fish's false;, so that the script stops "
+	    "there. It listens on this host's address (from the host "
 	    "name; --bind to choose, 0.0.0.0 only when asked) on a free port "
 	    "(--port), keeps nothing on disk, and admits one ACL user with the "
 	    "commands accelctl sends, whose random 256-bit password is in a "
 	    "0600 file of a new 0700 directory under --dir (default "
-	    "$SLURM_SUBMIT_DIR/.accelctl in a Slurm job, else $HOME/.accelctl; "
-	    "every node must see it). The server stops, and the directory goes, "
-	    "when the script that ran start exits (killed or not), or at 'stop'. "
+	    "$SLURM_SUBMIT_DIR/.accelctl in a Slurm job, else $HOME/.accelctl, "
+	    "also when another user made the first; every node must see it). "
+	    "The server stops, and the directory goes, when the script that ran "
+	    "start exits (killed or not), or at 'stop'. A server that dies is "
+	    "started again 3 times; then waits exit 125 saying why, and so does "
+	    "the script's stderr. "
 	    "'status' shows its address, uptime, helpers, memory and commands "
 	    "per second. stop and status find it through "
 	    "ACCELCTL_REDIS_PASSWORD_FILE. The redis-server is --redis-server, "
@@ -326,4 +380,5 @@ const struct ac_cmd cmd_rendezvous = {
 	.minpos = 1,
 	.maxpos = 1,
 	.exec = exec_rendezvous,
+	.failed = start_failed,
 };

@@ -2,10 +2,12 @@
  * prepared collective. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "config.h"
 #include "duration.h"
+#include "rdvstate.h"
 #include "transport.h"
 #include "xport.h"
 
@@ -54,8 +56,18 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 		return AC_EXIT_USAGE;
 	}
 	/* Checked here, so that a typo is exit 2 on every rank at once. */
-	char err[512];
+	char err[512], dir[600], ended[1100];
+	const char *pf = getenv("ACCELCTL_REDIS_PASSWORD_FILE");
 
+	/* The job's own server ("rendezvous start") gave up and took its
+	 * password away: that is its end, said as such, not a bad variable. */
+	if (pf != NULL && *pf != '\0' && access(pf, F_OK) == -1 &&
+	    ac_rdv_dir_from_env(dir, sizeof(dir), err, sizeof(err)) == 0 &&
+	    ac_rdv_ended(dir, ended, sizeof(ended))) {
+		ac_warnx("the job's rendezvous server (accelctl rendezvous start) "
+		    "has ended: %s (its log: %s/log)", ended, dir);
+		return AC_EXIT_FAILED;
+	}
 	if (ac_transport_check(rdv, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), err,
 	    sizeof(err)) == -1) {
 		ac_warnx("%s", err);

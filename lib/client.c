@@ -214,10 +214,16 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 		return -1;
 	}
 	if ((c->fd = connect_or_start(c, autostart)) == -1) {
+		int saved = errno;
+
+		/* A client that retries opens the directory again. */
+		ac_paths_close(&c->paths);
+		errno = saved;
 		if (errno == ETIMEDOUT) {
 			ac_warnx("the helper at %s does not accept connections: "
 			    "its listen queue stayed full for %ds (its log: %s)",
-			    c->paths.sock, CONNECT_WAIT_MS / 1000, c->paths.log);
+			    c->paths.shown_sock, CONNECT_WAIT_MS / 1000,
+			    c->paths.shown_log);
 			*rc = AC_EXIT_FAILED;
 			c->busy = 1;
 			return -1;
@@ -225,7 +231,7 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 		if (!autostart)
 			return -2;
 		ac_warn("cannot reach the helper at %s (its log: %s)",
-		    c->paths.sock, c->paths.log);
+		    c->paths.shown_sock, c->paths.shown_log);
 		*rc = AC_EXIT_FAILED;
 		return -1;
 	}
@@ -235,7 +241,7 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 	ac_client_close(c);
 	if (h == -1) {
 		ac_warnx("the helper at %s closed the connection (its log: %s)",
-		    c->paths.sock, c->paths.log);
+		    c->paths.shown_sock, c->paths.shown_log);
 		*rc = AC_EXIT_FAILED;
 	}
 	return -1;
@@ -247,6 +253,7 @@ ac_client_close(struct ac_client *c)
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
+	ac_paths_close(&c->paths);
 	free(c->in);
 	c->in = NULL;
 	c->inlen = c->incap = c->consumed = 0;

@@ -1090,9 +1090,19 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		/* Close what the client had open: a helper holding the pipe of
 		 * "$(accelctl barrier x)" would make that shell wait for ever. */
 		close_inherited(ready_fd);
+		/* That closed the runtime directory too: open it again. */
+		ac_paths_close(&H.paths);
+		if (ac_paths_init(&H.paths, t, 1, err, sizeof(err)) == -1) {
+			ac_helper_log("%s", err);
+			return AC_EXIT_USAGE;
+		}
 	}
+	if (H.paths.note[0] != '\0')
+		ac_helper_log("runtime directory %s: %s", H.paths.dir,
+		    H.paths.note);
 	/* Not the job's working directory: it may be a mount to unmount. The
-	 * runtime directory's paths are absolute (rundir.c). */
+	 * runtime directory's paths are absolute, or through its descriptor
+	 * (rundir.c). */
 	if (chdir("/") == -1)
 		ac_helper_log("chdir /: %s", strerror(errno));
 	H.max_clients = client_limit();
@@ -1139,7 +1149,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		goto out;
 	}
 	ac_helper_log("serving job %s on %s (idle exit after %lds, at most %ld "
-	    "clients)", H.job.id, H.paths.sock, H.idle_ms / 1000, H.max_clients);
+	    "clients)", H.job.id, H.paths.shown_sock, H.idle_ms / 1000,
+	    H.max_clients);
 	H.idle_since = ac_now_ms();
 	if (ready_fd >= 0) {
 		(void)!write(ready_fd, "r", 1);
@@ -1176,6 +1187,7 @@ out:
 	if (H.spare >= 0)
 		close(H.spare);
 	remove_pid_file();
+	ac_paths_close(&H.paths);
 	ac_job_free(&H.job);
 	return rc;
 }

@@ -2,20 +2,23 @@
  *
  * "accelctl rendezvous start" forks a supervisor (setsid, forked twice, its
  * standard streams on the job directory's log, so the shell's $(...) sees
- * EOF as soon as accelctl itself exits) which runs redis-server as its child
+ * EOF as soon as accelctl itself exits; a copy of the stderr it had, to
+ * tell the script of the server's end) which runs redis-server as its child
  * and stays for as long as the owner runs: the script that started it
  * (rdvowner.c). It waits in poll(2) on a pidfd of the owner and a signalfd,
  * so the owner's exit, killed or not, wakes it at once: it stops the server
  * (SIGTERM, SIGKILL after 500 ms) and removes the directory. redis-server
  * gets PR_SET_PDEATHSIG, so a supervisor killed with SIGKILL takes the
  * server with it. A server that dies on its own is started again (the
- * helpers post their state again after a reconnect) up to 3 times.
+ * helpers post their state again after a reconnect) up to 3 times; after
+ * that its end is kept in the directory until the script exits (give_up).
  *
  * The configuration reaches redis-server on its standard input
  * ("redis-server -"), never in argv; the job's ACL user gets the SHA-256 of
  * the password ("#hex"), so redis-server never holds the password at all. */
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -62,6 +65,7 @@ static const char acl_redis7[] =
 
 static struct ac_rdv_conf *C;
 static int logfd = 2;
+static int tellfd = -1;	/* the starting script's stderr, or -1 */
 
 static long long
 now_ms(void)
@@ -438,12 +442,44 @@ close_others(int keep1, int keep2)
 			close(fd);
 }
 
+/*
+ * The server is gone for good (REASON). The directory stays, with the log,
+ * while the script runs: the password goes (nothing to log in to), an
+ * "ended" file says why, and every rank's next wait exits 125 with it
+ * (cmd/wait.c) instead of failing on the missing password. The script is
+ * told on its stderr (tellfd). We stay until the script exits or "stop",
+ * then remove it all as always.
+ */
+static void
+give_up(const char *reason)
+{
+	char logp[600], line[2000];
+	int n;
+
+	if (ac_rdv_end_write(C->dir, reason) == -1)
+		logmsg("cannot write the reason into %s: %s", C->dir,
+		    strerror(errno));
+	if (ac_rdv_path(logp, sizeof(logp), C->dir, "log") == -1)
+		logp[0] = '\0';
+	n = snprintf(line, sizeof(line), "accelctl: rendezvous: the job's "
+	    "redis-server has ended: %s; every wait through it now exits 125 "
+	    "(its log: %s)\n", reason, logp);
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (tellfd == -1 || write(tellfd, line, (size_t)n) != n)
+		logmsg("cannot tell pid %ld on its stderr: %s",
+		    (long)C->owner.pid, tellfd == -1 ? "not kept" :
+		    strerror(errno));
+	logmsg("ended: %s; waiting for pid %ld to exit", reason,
+	    (long)C->owner.pid);
+}
+
 /* The supervisor: never returns. */
 static void __attribute__((noreturn))
 supervise(int report)
 {
 	struct ac_rdv_state s;
-	char err[1024], path[600], title[160];
+	char err[1024], path[600], title[160], died[128], why[1200];
 	struct signalfd_siginfo si;
 	sigset_t set;
 	int sfd, port = 0, restarts = 0, null;
@@ -460,6 +496,14 @@ supervise(int report)
 		ac_rdv_remove(C->dir);
 		_exit(1);
 	}
+	/* The script's stderr, to tell it of the server's end: a descriptor
+	 * of its own, sharing its offset (reopened, a file the shell did not
+	 * open with O_APPEND would have the script's later lines over ours).
+	 * Not when it is the $(...)'s pipe too (2>&1): that would wait for us. */
+	struct stat e, o;
+	if (fstat(2, &e) == 0 && (fstat(1, &o) == -1 || e.st_dev != o.st_dev ||
+	    e.st_ino != o.st_ino))
+		tellfd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	dup2(null, 0);
 	dup2(logfd, 1);
 	dup2(logfd, 2);
@@ -539,15 +583,19 @@ supervise(int report)
 			break;
 		}
 		int st;
-		if (waitpid(redis, &st, WNOHANG) != redis)
+		if (redis == -1 || waitpid(redis, &st, WNOHANG) != redis)
 			continue;
-		logmsg("redis-server (pid %ld) exited (%s %d)", (long)redis,
-		    WIFEXITED(st) ? "status" : "signal",
+		snprintf(died, sizeof(died), "redis-server (pid %ld) exited (%s %d)",
+		    (long)redis, WIFEXITED(st) ? "status" : "signal",
 		    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		logmsg("%s", died);
 		redis = -1;
 		if (restarts++ == RESTARTS) {
 			logmsg("%d restarts: giving up", RESTARTS);
-			break;
+			snprintf(err, sizeof(err), "%s, after %d restarts: not "
+			    "started again", died, RESTARTS);
+			give_up(err);
+			continue;
 		}
 		/* ready() needs the password again: the file has it. */
 		if (ac_rdv_path(path, sizeof(path), C->dir, "password") == 0) {
@@ -564,7 +612,10 @@ supervise(int report)
 		explicit_bzero(C->password, sizeof(C->password));
 		if (redis == -1) {
 			logmsg("cannot start it again: %s", err);
-			break;
+			snprintf(why, sizeof(why), "%s, and it could not be started "
+			    "again: %s", died, err);
+			give_up(why);
+			continue;
 		}
 		s.redis = redis;
 		ac_rdv_state_write(C->dir, &s, err, sizeof(err));

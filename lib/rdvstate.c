@@ -10,17 +10,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "rdvowner.h"
 #include "rdvstate.h"
 
 /* The files a server leaves in its directory, removed when it stops. */
 static const char *const files[] = { "password", "state", "state.tmp", "log",
-    NULL };
+    "ended", "ended.tmp", NULL };
 
 int
 ac_rdv_path(char *path, size_t len, const char *dir, const char *name)
@@ -97,38 +99,83 @@ job_tag(char *tag, size_t len)
 	tag[n] = '\0';
 }
 
+/*
+ * BASE/.accelctl made (0700) when missing and checked private into DEF.
+ * Returns 0; 1 when another user owns it (their uid into *OTHER), to look
+ * elsewhere; -1 with ERR.
+ */
+static int
+default_parent(const char *base, const char *what, char *def, size_t len,
+    long *other, char *err, size_t errlen)
+{
+	struct stat st;
+	int n = snprintf(def, len, "%s/.accelctl", base);
+
+	if (n < 0 || (size_t)n >= len) {
+		snprintf(err, errlen, "%s is too long", what);
+		return -1;
+	}
+	/* Ours alone: made 0700 here, and refused if it is not. */
+	if (mkdir(def, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %.300s: %s", def,
+		    strerror(errno));
+		return -1;
+	}
+	if (lstat(def, &st) == 0 && st.st_uid != getuid()) {
+		*other = (long)st.st_uid;
+		return 1;
+	}
+	return check_private(def, err, errlen);
+}
+
 int
 ac_rdv_mkdir(const char *parent, char *dir, size_t len, char *err,
     size_t errlen)
 {
-	const char *base = getenv("SLURM_SUBMIT_DIR"), *what;
-	char def[512], tag[48];
-	int n;
+	const char *sub = getenv("SLURM_SUBMIT_DIR"), *home = getenv("HOME");
+	char def[512], tag[48], taken[600] = "";
+	long other = -1;
+	int n, rc = 1;
 
 	if (parent == NULL || *parent == '\0') {
-		if (getenv("SLURM_JOB_ID") != NULL && base != NULL &&
-		    *base == '/')
-			what = "$SLURM_SUBMIT_DIR";
-		else if ((base = getenv("HOME")) != NULL && *base == '/')
-			what = "$HOME";
-		else {
-			snprintf(err, errlen, "no directory for the password: "
-			    "HOME is not set; use --dir DIR");
+		/*
+		 * Another user who can write the submit directory (a project's
+		 * shared one) may have made .accelctl there first: that is not
+		 * ours to use or remove, and must not deny the job. The home
+		 * directory is the next place every node sees, and one nobody
+		 * else can make it in. The exported names say where it went.
+		 */
+		if (getenv("SLURM_JOB_ID") != NULL && sub != NULL && *sub == '/' &&
+		    (rc = default_parent(sub, "$SLURM_SUBMIT_DIR", def,
+		    sizeof(def), &other, err, errlen)) == -1)
 			return -1;
+		if (rc == 1 && other >= 0) {
+			struct passwd *pw = getpwuid((uid_t)other);
+
+			snprintf(taken, sizeof(taken), "%.300s belongs to uid %ld"
+			    "%s%.60s%s, another user", def, other, pw ? " (" : "",
+			    pw ? pw->pw_name : "", pw ? ")" : "");
 		}
-		n = snprintf(def, sizeof(def), "%s/.accelctl", base);
-		if (n < 0 || (size_t)n >= sizeof(def)) {
-			snprintf(err, errlen, "%s is too long", what);
-			return -1;
+		if (rc == 1) {
+			other = -1;
+			if (home == NULL || *home != '/') {
+				snprintf(err, errlen, "%s%sno directory for the "
+				    "password: HOME is not set; use --dir DIR", taken,
+				    taken[0] ? "; " : "");
+				return -1;
+			}
+			if ((rc = default_parent(home, "$HOME", def, sizeof(def),
+			    &other, err, errlen)) == -1)
+				return -1;
+			if (rc == 1) {
+				snprintf(err, errlen, "%s%s%.300s belongs to uid %ld, "
+				    "another user: use --dir DIR", taken, taken[0] ?
+				    "; " : "", def, other);
+				return -1;
+			}
+			if (taken[0] != '\0')
+				ac_warnx("%s: using %s", taken, def);
 		}
-		/* Ours alone: made 0700 here, and refused if it is not. */
-		if (mkdir(def, 0700) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "cannot create %.300s: %s", def,
-			    strerror(errno));
-			return -1;
-		}
-		if (check_private(def, err, errlen) == -1)
-			return -1;
 		parent = def;
 	} else if (check_parent(parent, err, errlen) == -1)
 		return -1;
@@ -302,4 +349,48 @@ ac_rdv_running(const struct ac_rdv_state *s)
 	host[sizeof(host) - 1] = '\0';
 	return strcmp(host, s->host) == 0 && s->sup > 1 &&
 	    ac_proc_start(s->sup, NULL, NULL, 0) == s->sup_start;
+}
+
+int
+ac_rdv_end_write(const char *dir, const char *why)
+{
+	char tmp[600], path[600];
+	int fd, n = (int)strlen(why), ok;
+
+	if (ac_rdv_path(tmp, sizeof(tmp), dir, "ended.tmp") == -1 ||
+	    ac_rdv_path(path, sizeof(path), dir, "ended") == -1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return -1;
+	ok = write(fd, why, (size_t)n) == n && write(fd, "\n", 1) == 1;
+	if (close(fd) == -1 || !ok || rename(tmp, path) == -1) {
+		unlink(tmp);
+		return -1;
+	}
+	/* Written first: a rank that misses the password finds the reason. */
+	if (ac_rdv_path(path, sizeof(path), dir, "password") == 0)
+		unlink(path);
+	return 0;
+}
+
+int
+ac_rdv_ended(const char *dir, char *why, size_t len)
+{
+	char path[600];
+	ssize_t n;
+	int fd;
+
+	if (ac_rdv_path(path, sizeof(path), dir, "ended") == -1 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, why, len - 1);
+	close(fd);
+	why[n > 0 ? n : 0] = '\0';
+	why[strcspn(why, "\n")] = '\0';
+	if (why[0] == '\0')
+		snprintf(why, len, "(no reason recorded)");
+	return 1;
 }

@@ -24,9 +24,10 @@ struct ac_rdv_state {
 
 /*
  * Create the job's directory (mode 0700, a fresh name) under PARENT, else
- * under $SLURM_SUBMIT_DIR/.accelctl in a Slurm job, else $HOME/.accelctl
- * (created 0700 when missing), and check it: a directory of ours that no one
- * else may enter. Its name into DIR. Returns 0, or -1 with a reason in ERR.
+ * under $SLURM_SUBMIT_DIR/.accelctl in a Slurm job, else (or when another
+ * user made that one: said on stderr) $HOME/.accelctl (created 0700 when
+ * missing), and check it: a directory of ours that no one else may enter.
+ * Its name into DIR. Returns 0, or -1 with a reason in ERR.
  */
 int ac_rdv_mkdir(const char *parent, char *dir, size_t len, char *err,
     size_t errlen);
@@ -53,6 +54,14 @@ void ac_rdv_remove(const char *dir);
  * ACCELCTL_REDIS_PASSWORD_FILE. Returns 0, or -1 with a reason in ERR.
  */
 int ac_rdv_dir_from_env(char *dir, size_t len, char *err, size_t errlen);
+
+/*
+ * The server of DIR ended for good (WHY): into DIR/ended, and DIR/password
+ * removed. 0, or -1 with errno. ac_rdv_ended: 1 with the reason in WHY when
+ * DIR has one, else 0.
+ */
+int ac_rdv_end_write(const char *dir, const char *why);
+int ac_rdv_ended(const char *dir, char *why, size_t len);
 
 /* 1 while the supervisor of S runs on this host, else 0. */
 int ac_rdv_running(const struct ac_rdv_state *s);

@@ -63,12 +63,22 @@ ac_timeout_ms(const char *opt, long *ms)
 		v = getenv("ACCELCTL_TIMEOUT");
 		name = "ACCELCTL_TIMEOUT";
 	}
-	if (v == NULL || *v == '\0') {
+	/* An empty variable is an unset one (as the rank variables); an
+	 * empty --timeout is a mistake, such as --timeout "$UNSET". */
+	if (v == NULL || (*v == '\0' && opt == NULL)) {
 		*ms = 30 * 60 * 1000L;
 		return 0;
 	}
 	if (ac_parse_duration(v, ms, &why) == -1) {
 		ac_warnx("invalid %s '%.40s': %s", name, v, why);
+		return -1;
+	}
+	/* timeout(1) and curl read 0 as "no deadline"; here every wait has
+	 * one (the contract), and a 0 that meant at once or never is refused
+	 * rather than guessed. */
+	if (*ms == 0) {
+		ac_warnx("invalid %s '%.40s': must be more than 0 (every wait has "
+		    "a deadline: for a long one, say 30d)", name, v);
 		return -1;
 	}
 	return 0;
@@ -211,7 +221,7 @@ arrive_retrying(const struct ac_topo *t, struct ac_sync *s)
 		if (attempt >= 50 || (s->role != AC_ROLE_SOURCE &&
 		    ac_now_ms() > s->deadline + GRACE_MS)) {
 			ac_warnx("%s: lost the helper (its log: %s)", s->what,
-			    s->c.paths.log);
+			    s->c.paths.shown_log);
 			return AC_EXIT_FAILED;
 		}
 		backoff(attempt);
@@ -289,7 +299,7 @@ ac_sync_wait(const struct ac_topo *t, struct ac_sync *s)
 		backoff(lost);
 	}
 	ac_warnx("%s: lost the helper 50 times (its log: %s)", s->what,
-	    s->c.paths.log);
+	    s->c.paths.shown_log);
 	return AC_EXIT_FAILED;
 }
 

@@ -51,8 +51,8 @@ void ac_sync_free(struct ac_sync *s);
 /* Barrier names: 1-200 characters of [A-Za-z0-9._:-]. -1 with *WHY if not. */
 int ac_check_name(const char *name, const char **why);
 
-/* Timeout for waits: --timeout, else ACCELCTL_TIMEOUT, else 30m. -1 after
- * printing why (exit 2). */
+/* Timeout for waits: --timeout, else ACCELCTL_TIMEOUT (empty: unset), else
+ * 30m. -1 after printing why (exit 2): not a duration, --timeout "", or 0. */
 int ac_timeout_ms(const char *opt, long *ms);
 
 #endif

@@ -57,6 +57,41 @@ testSingleProcess() {
 	assertRc 3 "one process, status 3"
 }
 
+# A deadline of 0 is refused (every wait has one), not "at once" nor "never";
+# an empty --timeout is a mistake, an empty ACCELCTL_TIMEOUT an unset one.
+testZeroAndEmptyTimeout() {
+	local two="ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_JOB_ID=zero$$"
+	local t cmd
+	for t in 0 0s 0ms 00 0d; do
+		for cmd in "barrier x" "broadcast x v" "main-first -- true" "on-main --wait -- true"; do
+			# shellcheck disable=SC2086
+			run $two -- ${cmd%% *} --timeout "$t" ${cmd#* }
+			assertRc 2 "$cmd --timeout $t"
+			assertErrMatches "invalid --timeout '$t': must be more than 0"
+		done
+		# shellcheck disable=SC2086
+		run $two ACCELCTL_TIMEOUT="$t" -- barrier x
+		assertRc 2 "ACCELCTL_TIMEOUT=$t"
+		assertErrMatches "accelctl: barrier: invalid ACCELCTL_TIMEOUT '$t': must be more than 0"
+		assertOneLineErr
+		run ACCELCTL_TIMEOUT="$t" -- barrier x
+		assertRc 2 "ACCELCTL_TIMEOUT=$t, one process"
+	done
+	# shellcheck disable=SC2086
+	run $two -- barrier --timeout "" x
+	assertRc 2 "--timeout ''"
+	assertErrMatches "accelctl: barrier: invalid --timeout '': not a duration"
+	run -- barrier --timeout= x
+	assertRc 2 "--timeout=, one process"
+	# An empty variable is the default: 30 minutes, which the wait shows.
+	run ACCELCTL_TIMEOUT= -- barrier x
+	assertRc 0 "ACCELCTL_TIMEOUT='', one process"
+	run ACCELCTL_TIMEOUT= -- launch -n 2 -- sh -c '[ $ACCELCTL_RANK = 0 ] || sleep 1; accelctl barrier x'
+	assertRc 0 "ACCELCTL_TIMEOUT='': the default deadline, not none"
+	run -- barrier --timeout 1ms x
+	assertRc 0 "1ms, one process"
+}
+
 testBadInput() {
 	local n
 	for n in 'a b' '' 'x/y' "$(head -c 201 /dev/zero | tr '\0' a)" 'é'; do

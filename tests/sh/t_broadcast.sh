@@ -29,6 +29,29 @@ testOneMiBFromStdin() {
 	done
 }
 
+# A closed stdout (">&-", as some job wrappers run steps) is the documented write
+# error on every rank, and nothing lands on the helper's socket; a closed stdin of
+# the source is a read error, not a read of the socket.
+testClosedStandardDescriptors() {
+	local d; d=$(scratch)/closed; mkdir -p "$d"
+	run ACCELCTL_JOB_ID=closed$$ -- launch -n 3 --tag -- sh -c '
+		for i in 1 2 3; do accelctl broadcast --timeout 20s c$i "value $i" >&-; echo "rc=$?"; done
+		accelctl barrier --timeout 20s after >&-; echo "barrier=$?"
+		accelctl is-main >&- 2>&-; echo "is-main=$?"'
+	assertEquals "every broadcast a write error: $out $err" 9 "$(printf '%s
+' "$out" | grep -c 'rc=125$')"
+	assertEquals "the ranks went on together" 3 "$(printf '%s
+' "$out" | grep -c 'barrier=0$')"
+	assertContains "$err" "accelctl: broadcast: write error on standard output: Bad file descriptor"
+	assertNotContains "$err" "malformed"
+	run ACCELCTL_JOB_ID=closedin$$ -- launch -n 2 --tag -- sh -c '
+		if [ $ACCELCTL_RANK = 0 ]; then accelctl broadcast --timeout 20s in <&-; else accelctl broadcast --timeout 20s in; fi
+		echo "rc=$?"'
+	assertContains "the source's stdin: $out" "$out" "0: rc=125"
+	assertContains "$err" "accelctl: broadcast: read error on standard input: Bad file descriptor"
+	assertNotContains "$err" "malformed"
+}
+
 testReusedNameInLoop() {
 	run -- launch -n 3 --tag -- bash -c 'for i in 1 2 3; do accelctl broadcast step "$i.$ACCELCTL_RANK" || exit; done'
 	assertRc 0 "loop"

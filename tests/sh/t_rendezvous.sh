@@ -172,7 +172,7 @@ testNoRedisServer() {
 	assertErrMatches "apt-get install redis-server"
 	assertErrMatches "ACCELCTL_RENDEZVOUS"
 	assertOneLineErr
-	assertEquals "nothing printed to eval" "" "$out"
+	assertEquals "a failing statement for eval" "(exit 125)" "$out"
 	run HOME="$H" -- rendezvous start --redis-server /no/such/redis-server
 	assertRc 125 "--redis-server that does not exist"
 	assertErrMatches "cannot execute --redis-server '/no/such/redis-server'"
@@ -180,6 +180,94 @@ testNoRedisServer() {
 	assertRc 125 "ACCELCTL_REDIS_SERVER that is not Redis"
 	assertErrMatches "does not say a Redis version"
 	assertEquals "no directory left" "" "$(ls -A "$H/.accelctl" 2>/dev/null)"
+}
+
+# The taught idiom stops the script when start fails (no redis-server here, a
+# bad option), in every shell, with and without set -e; an ACCELCTL_RENDEZVOUS
+# set before (a site default) is not met silently. failingStart SHELL SCRIPT
+# [STATUS]: SCRIPT, with START for the start line, under SHELL; the script exits
+# with start's status (125 for no redis-server, 2 for a bad option), or STATUS.
+failingStart() {
+	local sh=$1 script=$2 bad want
+	for bad in "--redis-server /no/such/redis-server" "--no-such-option"; do
+		want=${3:-125}
+		[ -z "${3:-}" ] && [ "$bad" = --no-such-option ] && want=2
+		EXTRA_ENV="ACCELCTL_RENDEZVOUS=redis://127.0.0.1:1" job "$sh" "${script//START/accelctl rendezvous start $bad}
+			echo went-on"
+		assertEquals "$sh, start $bad: the script's status (stderr: $err)" "$want" "$rc"
+		assertNotContains "$sh, start $bad: the script stopped" "$out" "went-on"
+		assertContains "$sh, start $bad: the reason on stderr" "$err" "accelctl: rendezvous: "
+	done
+}
+
+testFailedStartStopsTheScript() {
+	local sh
+	for sh in bash dash zsh; do
+		command -v $sh >/dev/null || continue
+		failingStart $sh 'eval "$(START)" || exit'
+		failingStart $sh 'set -e; eval "$(START)" || exit'
+		failingStart $sh 'set -e; eval "$(START)"'
+	done
+	# Without "|| exit" the script may look at eval's status: start's own.
+	job bash 'eval "$(accelctl rendezvous start --port 0)"; echo "eval=$?"'
+	assertContains "eval returns start's status" "$out" "eval=2"
+	command -v fish >/dev/null || return 0
+	failingStart fish 'START --shell fish | source; or exit' 1
+	failingStart fish 'eval (START --shell fish); or exit' 1
+	failingStart fish 'START --shell fish | source; or exit 1' 1
+	# --json prints nothing to evaluate: its reader has the exit code.
+	job bash 'accelctl rendezvous start --json --redis-server /no/such/redis-server'
+	assertEquals "--json: nothing on stdout" "" "$out"
+}
+
+# Its lines cannot be written (stdout closed, as some wrappers run steps): exit
+# 125, and the server it started is stopped at once, not left until the script ends.
+testStartWithStdoutClosed() {
+	job bash 'accelctl rendezvous start >&-; echo "rc=$?"; ls -A "$HOME/.accelctl"'
+	assertContains "$out" "rc=125"
+	assertContains "$err" "accelctl: rendezvous: write error on standard output: Bad file descriptor"
+	assertEquals "no server, no directory left: $out" "rc=125" "$out"
+}
+
+# The server dies a 4th time (after its 3 restarts): the directory and its log
+# stay while the script runs, with the reason; waits exit 125 naming the end, not
+# 2 for a missing password; status says it; the script is told on its stderr;
+# everything goes when the script exits.
+testServerEndIsKept() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		echo "dir=$d"
+		for i in 1 2 3 4; do
+			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
+			kill -9 "$pid"
+			n=0
+			while [ $n -lt 400 ] && [ ! -e "$d/ended" ] &&
+				[ "$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")" = "$pid" ]; do
+				sleep 0.05; n=$((n + 1))
+			done
+		done
+		n=0
+		while [ ! -e "$d/ended" ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+		accelctl launch --nnodes 2 -n 1 -- accelctl barrier --timeout 20s after; echo "barrier=$?"
+		accelctl rendezvous status; echo "status=$?"
+		[ -e "$d/log" ] && echo "log kept"
+		[ -e "$d/password" ] && echo "password kept"'
+	local d; d=$(printf '%s\n' "$out" | sed -n 's/^dir=//p')
+	assertContains "$out" "barrier=125"
+	assertContains "the ranks say the server ended: $err" "$err" \
+		"the job's rendezvous server (accelctl rendezvous start) has ended: redis-server (pid"
+	assertContains "$err" "after 3 restarts: not started again (its log: $d/log)"
+	assertNotContains "not the missing password" "$err" "ACCELCTL_REDIS_PASSWORD_FILE"
+	assertContains "the script told on its stderr" "$err" \
+		"accelctl: rendezvous: the job's redis-server has ended: redis-server (pid"
+	assertContains "status says it" "$out" "no rendezvous server runs for $d: it ended: "
+	assertContains "$out" "status=1"
+	assertContains "$out" "log kept"
+	assertNotContains "$out" "password kept"
+	local i=0
+	while [ -e "$d" ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+	assertFalse "the directory went with the script" "[ -e '$d' ]"
 }
 
 # The multi-node error without a rendezvous names both ways out.

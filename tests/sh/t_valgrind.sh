@@ -61,6 +61,26 @@ testErrorPaths() {
 	vg ACCELCTL_TRANSPORT=bogus ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 -- info
 }
 
+# Issue 23's paths: a refused deadline, a failed rendezvous start (its failing
+# line), a link given as DIR/., a missing XDG_RUNTIME_DIR, a closed stdout.
+testPlacesAndRefusals() {
+	local two="ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2"
+	vg -- barrier --timeout 0 x
+	vg ACCELCTL_TIMEOUT=0 -- barrier x
+	vg -- barrier --timeout '' x
+	vg -- rendezvous start --redis-server /no/such/redis-server
+	vg -- rendezvous start --no-such-option
+	local rt; rt=$(scratch)/rt23; mkdir -m 700 "$rt"; ln -s "$rt" "$(scratch)/l23"
+	# shellcheck disable=SC2086
+	vg $two ACCELCTL_JOB_ID=vg23 ACCELCTL_RUNTIME_DIR="$(scratch)/l23/." -- barrier x
+	# shellcheck disable=SC2086
+	vg $two ACCELCTL_JOB_ID=vg23 XDG_RUNTIME_DIR=/no/such/run/user -- helper status
+	env -i PATH=/usr/bin:/bin valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect,possible "$ACCELCTL" info >&- 2>"$(scratch)/vg"
+	rc=$?
+	assertEquals "closed stdout: the write error, valgrind clean: $(cat "$(scratch)/vg")" 125 "$rc"
+}
+
 testLaunch() {
 	vg -- launch -n 3 --tag -- sh -c 'echo out; echo err >&2'
 	vg -- launch -n 2 -K -- sh -c 'exit $ACCELCTL_RANK'
