@@ -131,7 +131,7 @@ testDeadWaitersWithdrawn() {
 # (3,000 collectives took 6.5 s before; DESIGN-NOTES "The journal").
 testLongJournalServedFast() {
 	local n=${JOURNAL_N:-6000} d; d=$(scratch)/long; mkdir -p "$d"
-	RUN_LIMIT=240 run ACCELCTL_JOURNAL_MAX=67108864 -- launch -n 4 --tag -- bash -c "$KILL_HELPER"'
+	RUN_LIMIT=$((120 + n / 25)) run ACCELCTL_JOURNAL_MAX=67108864 -- launch -n 4 --tag -- bash -c "$KILL_HELPER"'
 		for i in $(seq 1 '"$((n / 6))"'); do
 			accelctl barrier l || exit
 			accelctl broadcast c "$i" >/dev/null || exit
