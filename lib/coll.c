@@ -525,7 +525,8 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 		return -1;
 	/* Posted across nodes by a transport that cannot take it back
 	 * (NCCL): the arrival stands, as it did before withdrawals. */
-	if (c->xsent && c->op == AC_OP_BARRIER && j->x->withdraw == NULL)
+	if (c->xsent && c->op == AC_OP_BARRIER && (j->x == NULL ||
+	    j->x->withdraw == NULL))
 		return -1;
 	ac_journal_withdraw(j, lrank, c);
 	c->arrived[lrank] = 0;
