@@ -129,6 +129,10 @@ cleanup() {
 trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$SHUNIT_TMPDIR"' EXIT
 trap 'exit 130' INT TERM
 
+# want WORD: the control word rank 0 broadcasts next (renamed into place: rank
+# 0 never reads a file half written).
+want() { echo "$1" >"$CD/want.new" && mv "$CD/want.new" "$CD/want"; }
+
 # helpers_sample: SAMPLE[NODE] = "PID FDS RSS_KIB" of each node's helper, once
 # both descriptor counts held still for 2.6 s, longer than the helper's longest
 # pause before it connects again (2 s and a quarter; 20 s at most): a
@@ -162,7 +166,7 @@ helpers_sample() {
 helpers_of() {
 	local p
 	for p in $(pgrep -f '^accelctl helper'); do
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "ACCELCTL_RUNTIME_DIR=$CD/n$1" &&
+		tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "ACCELCTL_RUNTIME_DIR=$CD/n$1" &&
 			printf '%s ' "$p"
 	done
 }
@@ -244,7 +248,7 @@ run_store() {
 	chaos_blob "$seed" "$CD/blob" "$CHAOS_BLOB_BYTES"
 	chaos_plan "$seed" "$nops" >"$CD/plan"
 	chaos_faults "$seed" "$nfaults" "$STORE" >"$CD/schedule"
-	echo go >"$CD/want"
+	want go
 	: >"$CD/faults"
 	echo "chaos $STORE: seed $seed, ${secs} s of faults, job $JOB, in $CD"
 	T0=$(chaos_us)
@@ -261,12 +265,12 @@ run_store() {
 			# The ranks fill what the helpers keep, then wait: faults go on
 			# meanwhile (helpers' kills no more), the sample waits for them.
 			PHASE=filling
-			echo quiet >"$CD/want"
+			want quiet
 		fi
 		if [ "$PHASE" = filling ] && [ "$(ls "$CD"/quiet.* 2>/dev/null | wc -l)" = 4 ]; then
 			PHASE=quiet
 			helpers_sample; s1=("${SAMPLE[@]}")
-			echo go >"$CD/want"
+			want go
 			: >"$CD/resume"
 			PHASE=tail PROGRESS_AT=$(chaos_us)
 			next=$(($(chaos_us) + pause * 1000))
@@ -290,7 +294,7 @@ run_store() {
 	exec 4<&-
 	if [ -z "$why" ]; then
 		PHASE=stopping
-		echo stop >"$CD/want"
+		want stop
 		i=0
 		until [ "$(ls "$CD"/rc.* 2>/dev/null | wc -l)" = 4 ]; do
 			over; why=$WHY; [ -z "$why" ] || break

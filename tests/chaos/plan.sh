@@ -1,12 +1,19 @@
 # chaos/plan.sh: what a chaos run does, from its seed alone (awk's srand), so that
 # `tests/chaos.sh --seed S` replays the same collectives and the same faults.
 
-# chaos_plan SEED N: N collectives, one a line, for chaos/rank.sh:
+# chaos_plan SEED N: N collectives, one a line, for chaos/rank.sh, each after
+# LAG: "-", or "R:MS" (one in five): rank R enters MS ms (20-500) late, so
+# that faults also find ranks of a node apart, results read late, a node
+# behind the other:
 #   b                 barrier
 #   s S0 S1 S2 S3     barrier --status, rank R passing SR (mostly 0)
 #   v SIZE OFF        broadcast of "I:" and SIZE bytes of the blob from OFF
 #                     (SIZE -1: the empty value); sizes spread evenly over
-#                     1 B..1 MiB on a log scale, 1 MiB itself now and then
+#                     1 B..1 MiB on a log scale, 1 MiB itself now and then,
+#                     except in every other 3,000 collectives (a long run):
+#                     there at most 4 KiB, so that a helper's journal grows
+#                     long between compactions (at 4 MiB) and a replacement
+#                     replays thousands of records
 #   w S               on-main --wait -- CMD, CMD exiting S
 #   m S               main-first -- CMD, rank 0's CMD exiting S
 #   c                 the driver's control word, broadcast (every 8th line)
@@ -17,7 +24,9 @@ chaos_plan() {
 		srand(seed)
 		split("1 4 7 42 99", bad, " ")
 		for (i = 0; i < n; i++) {
-			if (i % 8 == 7) { print "c"; continue }
+			lag = rand() < 0.2 ? int(rand() * 4) ":" (20 + int(rand() * 481)) : "-"
+			if (i % 8 == 7) { print lag, "c"; continue }
+			printf "%s ", lag
 			r = rand()
 			if (r < 0.25) print "b"
 			else if (r < 0.45) {
@@ -28,6 +37,7 @@ chaos_plan() {
 			} else if (r < 0.70) {
 				q = rand()
 				if (q < 0.05) size = -1
+				else if (int(i / 3000) % 2) size = int(2 ^ (rand() * 12))
 				else if (q < 0.10) size = 1048576
 				else size = int(2 ^ (rand() * 20))
 				off = int(rand() * (blob - (size < 0 ? 0 : size)))

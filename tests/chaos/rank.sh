@@ -2,9 +2,10 @@
 # under timeout -s KILL with the row-1 variables and FDIR (the run's directory).
 #
 # Every rank reads the same plan ($FDIR/plan, one collective a line, written by
-# chaos/plan.sh from the seed), so all four agree on what comes next without
-# talking, and each knows what every other rank passes (the --status of each
-# rank, the broadcast's bytes, CMD's status). Per collective it appends to
+# chaos/plan.sh from the seed; a line may make one rank enter late), so all
+# four agree on what comes next without talking, and each knows what every
+# other rank passes (the --status of each rank, the broadcast's bytes, CMD's
+# status). Per collective it appends to
 # $FDIR/log.RANK
 #   I OP ENTER_US LEAVE_US RC WANT GOT
 # (microseconds of the wall clock before accelctl started and after it exited:
@@ -17,7 +18,8 @@
 #
 # The plan's "c" lines are the only communication about time: rank 0
 # broadcasts the driver's $FDIR/want (go, quiet, stop), so every rank stops, or
-# pauses for the helpers' fd and RSS sample, at the same collective.
+# fills the helpers' caches and pauses for their fd and RSS sample (quiet()),
+# at the same collective.
 set -u
 T=${CHAOS_TIMEOUT:-60s}
 R=$ACCELCTL_RANK
@@ -114,8 +116,9 @@ quiet() {
 
 I=0 CTL=""
 exec 3<"$FDIR/plan"
-while read -r p1 p2 p3 p4 p5 <&3; do
+while read -r lag p1 p2 p3 p4 p5 <&3; do
 	op=$p1
+	[ "${lag%:*}" = "$R" ] && sleep "$(printf '0.%03d' "${lag#*:}")"
 	one "$p1" "$p2" "$p3" "$p4" "$p5"
 	if [ "$p1" = c ]; then
 		case $CTL in
