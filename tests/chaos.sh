@@ -54,12 +54,13 @@
 # the last rank entered it, a broadcast before rank 0 entered it, an
 # on-main --wait or main-first before rank 0's CMD ended; no barrier is passed
 # by some ranks while others stay in it; CMD runs once per rank that must run
-# it; no rank waits to its deadline, and nobody finishes anything for
-# CHAOS_STALL (50 s) seconds. Collectives slower than CHAOS_SLOW ms (10000)
-# are listed with the faults before them (what a recovery cost). A failure
-# prints the seed, the failing check, the faults before it, what each rank
-# was in, each node's `accelctl status`, and the tails of the helpers' logs;
-# the run's directory is kept.
+# it; no replaced helper skips a record of its own journal as bad (its log
+# says so: what it recorded is lost); no rank waits to its deadline, and
+# nobody finishes anything for CHAOS_STALL (50 s) seconds. Collectives slower
+# than CHAOS_SLOW ms (10000) are listed with the faults before them (what a
+# recovery cost). A failure prints the seed, the failing check, the faults
+# before it, what each rank was in, each node's `accelctl status`, and the
+# tails of the helpers' logs; the run's directory is kept.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${ACCELCTL_SRC:=$(cd "$here/.." && pwd)}"
@@ -310,6 +311,13 @@ run_store() {
 	fi
 	checks=$(chaos_check "$CD")
 	[ -z "$why" ] && [ -n "$checks" ] && why="$(echo "$checks" | head -1)"
+	# A journal the helpers wrote themselves never holds a record that makes
+	# no sense: a replacement that skips one has lost what it recorded.
+	for n in 0 1; do
+		[ -z "$why" ] || break
+		i=$(grep -c 'journal: skipped a bad record' "$(helper_log "$CD" "$n")" 2>/dev/null)
+		[ "${i:-0}" -gt 0 ] && why="node $n: a replaced helper skipped $i records of its own journal as bad, e.g. $(grep -m1 -o 'journal: skipped a bad record.*' "$(helper_log "$CD" "$n")")"
+	done
 	if [ -z "$why" ]; then
 		helpers_sample; s2=("${SAMPLE[@]}")
 		for n in 0 1; do
