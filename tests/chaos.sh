@@ -237,7 +237,7 @@ report() {
 run_store() {
 	STORE=$1 CD=$SHUNIT_TMPDIR/run.$1 JOB=chaos-$1-$$ PHASE=chaos PROGRESS=-1 PROGRESS_AT=$(chaos_us) SIZE_AT=0
 	mkdir -p "$CD"
-	local why="" nops nfaults now next pause kind arg t_quiet t_end n s1 s2 checks i
+	local why="" nops nfaults now next pause kind arg t_quiet t_end n s1 s2 checks i atend ends
 	local t_setup; t_setup=$(chaos_us)
 	case $STORE in
 	redis) redis_start; RDV=redis://127.0.0.1:$REDIS_PORT ;;
@@ -309,33 +309,41 @@ run_store() {
 			[ "$(cut -d' ' -f1 "$CD/rc.$i")" = 0 ] || { why="rank $i exited $(cut -d' ' -f1 "$CD/rc.$i")"; break; }
 		done
 	fi
+	atend=""; [ -z "$why" ] && atend=1
 	checks=$(chaos_check "$CD")
 	[ -z "$why" ] && [ -n "$checks" ] && why="$(echo "$checks" | head -1)"
-	# A journal the helpers wrote themselves never holds a record that makes
-	# no sense: a replacement that skips one has lost what it recorded.
-	for n in 0 1; do
-		[ -z "$why" ] || break
-		i=$(grep -c 'journal: skipped a bad record' "$(helper_log "$CD" "$n")" 2>/dev/null)
-		[ "${i:-0}" -gt 0 ] && why="node $n: a replaced helper skipped $i records of its own journal as bad, e.g. $(grep -m1 -o 'journal: skipped a bad record.*' "$(helper_log "$CD" "$n")")"
-	done
-	if [ -z "$why" ]; then
+	# The end checks run whenever the ranks got to the end, each one
+	# printed, so that one failure does not hide another (WHY: the first).
+	ends=""
+	if [ -n "$atend" ]; then
+		# A journal the helpers wrote themselves never holds a record that
+		# makes no sense: a replacement that skips one lost what it recorded.
+		for n in 0 1; do
+			i=$(grep -c 'journal: skipped a bad record' "$(helper_log "$CD" "$n")" 2>/dev/null)
+			[ "${i:-0}" -gt 0 ] && ends="$ends
+node $n: a replaced helper skipped $i records of its own journal as bad, e.g. $(grep -m1 -o 'journal: skipped a bad record.*' "$(helper_log "$CD" "$n")")"
+		done
 		helpers_sample; s2=("${SAMPLE[@]}")
 		for n in 0 1; do
 			set -- ${s1[n]} ${s2[n]}
 			echo "  node $n's helper: at the quiet point pid $1, $2 fds, $3 KiB; at the end pid ${4:-none}, ${5:-?} fds, ${6:-?} KiB"
 			if [ "$(helpers_of "$n")" != "$(helper_pid "$CD" "$n") " ]; then
-				why="node $n: helpers running at the end: $(helpers_of "$n")(pid file: $(helper_pid "$CD" "$n"))"
+				ends="$ends
+node $n: helpers running at the end: $(helpers_of "$n")(pid file: $(helper_pid "$CD" "$n"))"
 			elif [ "$1" = none ] || [ "$1" != "${4:-}" ]; then
-				why="node $n: the helper sampled at the quiet point ($1) is not the one at the end (${4:-none}): it died or was replaced without a kill"
-			elif [ "$5" -gt $(($2 + FD_SLACK)) ]; then
-				why="node $n's helper: $2 descriptors at the quiet point, $5 at the end: $(ls -l "/proc/$4/fd" 2>/dev/null |
-					tail -n +2 | awk '{ sub(/:\[[0-9]+\]$/, "", $NF); print $NF }' | sort | uniq -c | awk '{ printf "%s x%s, ", $2, $1 }')TCP: $(ss -tanp 2>/dev/null |
-					grep "pid=$4," | awk '{ print $1 }' | sort | uniq -c | awk '{ printf "%s x%s ", $2, $1 }')"
-			elif [ "${ACCELCTL_SANITIZED:-0}" != 1 ] && [ $(($6 - $3)) -gt "$RSS_SLACK" ]; then
-				why="node $n's helper: RSS $3 KiB at the quiet point, $6 KiB at the end (more than $RSS_SLACK KiB higher)"
+				ends="$ends
+node $n: the helper sampled at the quiet point ($1) is not the one at the end (${4:-none}): it died or was replaced without a kill"
+				continue
 			fi
-			[ -z "$why" ] || break
+			[ "$5" -gt $(($2 + FD_SLACK)) ] && ends="$ends
+node $n's helper: $2 descriptors at the quiet point, $5 at the end: $(ls -l "/proc/$4/fd" 2>/dev/null |
+				tail -n +2 | awk '{ sub(/:\[[0-9]+\]$/, "", $NF); print $NF }' | sort | uniq -c | awk '{ printf "%s x%s, ", $2, $1 }')TCP: $(ss -tanp 2>/dev/null |
+				grep "pid=$4," | awk '{ print $1 }' | sort | uniq -c | awk '{ printf "%s x%s ", $2, $1 }')"
+			[ "${ACCELCTL_SANITIZED:-0}" != 1 ] && [ $(($6 - $3)) -gt "$RSS_SLACK" ] && ends="$ends
+node $n's helper: RSS $3 KiB at the quiet point, $6 KiB at the end (more than $RSS_SLACK KiB higher)"
 		done
+		ends=${ends#?}
+		[ -n "$ends" ] && { [ -n "$why" ] || why=$(echo "$ends" | head -1); echo "  end checks that failed:"; echo "$ends" | sed 's/^/    /'; }
 	fi
 	[ -n "$checks" ] && { echo "  checks that failed:"; echo "$checks" | head -20 | sed 's/^/    /'; }
 	echo "  $(chaos_stats "$CD"); faults: $(awk '$5 != "skipped:" { print $2 }' "$CD/faults" | sort | uniq -c |
