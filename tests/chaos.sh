@@ -277,7 +277,9 @@ run_store() {
 			next=$(($(chaos_us) + pause * 1000))
 			continue
 		fi
-		[ "$now" -ge "$t_end" ] && break
+		# The end waits for the sample: on a loaded machine the fill can
+		# outlast the run, and the ranks wait for their resume.
+		[ "$now" -ge "$t_end" ] && [ "$PHASE" = tail ] && break
 		sample_all
 		if [ "$now" -ge "$next" ]; then
 			if [ "$kind" = helper ] && [ "$PHASE" != chaos ]; then
