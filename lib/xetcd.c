@@ -92,6 +92,7 @@ struct upload {
 	char		*v;
 	size_t		 len, nparts, part;
 	int		 busy;		/* a put is out */
+	int		 restart;	/* etcd lost what was put: from part 0 */
 };
 
 /* A result in parts being read back, one part at a time. */
@@ -115,6 +116,7 @@ struct seen {
 	int		 deleting;	/* that delete is in flight */
 	int64_t		 deleting_gen;	/* of this generation */
 	int		 again;		/* a put may have landed after it */
+	unsigned long	 sending_loss;	/* X.losses when sent */
 };
 
 static struct {
@@ -125,6 +127,7 @@ static struct {
 	long		 last_keepalive;	/* ms, sent */
 	long		 last_check;	/* ms, sent (ALIVE_MS) */
 	unsigned long	 epoch;		/* registrations so far */
+	unsigned long	 losses;	/* repost_lost() so far */
 	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
 	int		 registered;
@@ -925,6 +928,7 @@ on_upload(json_t *reply, void *priv)
 	u->busy = 0;
 	if (reply == NULL && why == NULL) {
 		u->part = 0;	/* reset: sweep() writes it again */
+		u->restart = 0;
 		return;
 	}
 	if (reply != NULL && all_read(reply, 1, u->gen, ej_kvs(reply, 2) != NULL &&
@@ -946,6 +950,15 @@ on_upload(json_t *reply, void *priv)
 	}
 	if (reply == NULL) {
 		upload_free(u);		/* refused for good */
+		return;
+	}
+	if (u->restart) {
+		/* Etcd lost our keys while this put was out: the parts put
+		 * before went with them (a reader then found the key and no
+		 * part 0, for good: seen with del --prefix mid-upload). */
+		u->restart = 0;
+		u->part = 0;
+		upload_next(u);
 		return;
 	}
 	if (u->part++ >= u->nparts) {
@@ -1163,7 +1176,10 @@ on_seen(json_t *reply, void *priv)
 {
 	struct seen *s = priv;
 
-	if (reply != NULL && s->sending > s->acked)
+	/* Sent before etcd lost our keys: it may have gone with them, so
+	 * it is said again (acked stays as repost_lost() left it). */
+	if (reply != NULL && s->sending > s->acked &&
+	    s->sending_loss == X.losses)
 		s->acked = s->sending;
 	if (reply != NULL && s->sending > s->said)
 		s->said = s->sending;
@@ -1265,6 +1281,7 @@ acks(int sync)
 			continue;
 		}
 		s->sending = c->gen;
+		s->sending_loss = X.losses;
 		if (ac_econn_call("/v3/kv/txn", ack_txn(s, c->gen), on_seen,
 		    s) == -1)
 			s->sending = -1;
@@ -1369,6 +1386,13 @@ static void
 repost_lost(void)
 {
 	X.lease_lost = 1;
+	X.losses++;
+	/* Uploads under way too: what they put so far may be gone. */
+	for (struct upload *u = X.uploads; u != NULL; u = u->next)
+		if (u->busy)
+			u->restart = 1;
+		else
+			u->part = 0;
 	rewrite_all();
 	for (struct seen *s = X.seen; s != NULL; s = s->next)
 		s->acked = -1;

@@ -236,4 +236,31 @@ testResultsDeletedUnderIdleSource() {
 		2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
+# The job's keys deleted while the source's helper is writing a 6 MiB
+# broadcast (12 parts, in turn): the parts it had put went, the later ones
+# and the key came after, and node 1 found the key without part 0 until
+# its deadline. An upload under way when etcd loses our keys starts again.
+testResultsDeletedMidUpload() {
+	local d; d=$(scratch)/mid; mkdir -p "$d"
+	head -c $((6 << 20)) /dev/urandom >"$d/big"
+	{ across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl broadcast --timeout 15s big <'"$d"'/big >/dev/null || exit
+			i=0; until [ -e '"$d"'/read ] || [ $i -gt 300 ]; do sleep 0.05; i=$((i + 1)); done
+			echo "rc=0"; exit
+		fi
+		i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		accelctl broadcast --timeout 8s big </dev/null | cmp -s - '"$d"'/big; r=$?
+		echo >'"$d"'/read; echo "rc=$r"'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	# Part 0 is in: the upload is under way (12 parts take about a second).
+	etcd_wait_key '/p1/c:big/0*/0$'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	echo >"$d/go"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "node 1 read it whole ($(cat "$d/err"))" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
 load_shunit2
