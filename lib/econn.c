@@ -304,12 +304,44 @@ refused(long http, const char *body)
 
 static void on_authenticated(json_t *reply, void *priv);
 
+/*
+ * BODY as text: one JSON object, or for a watch an array of WatchRequests,
+ * one object a line: the gateway reads a stream's body as a sequence of
+ * requests, so several watches share one stream (and one connection).
+ */
+static char *
+body_text(json_t *body, int watch)
+{
+	char *text, *one, *more;
+	json_t *w;
+	size_t i;
+
+	if (!watch || !json_is_array(body))
+		return json_dumps(body, JSON_COMPACT);
+	text = strdup("");
+	json_array_foreach(body, i, w) {
+		if (text == NULL || (one = json_dumps(w, JSON_COMPACT)) == NULL)
+			break;
+		more = malloc(strlen(text) + strlen(one) + 2);
+		if (more != NULL)
+			sprintf(more, "%s%s\n", text, one);
+		free(text);
+		free(one);
+		text = more;
+	}
+	if (text != NULL && i < json_array_size(body)) {
+		free(text);
+		text = NULL;
+	}
+	return text;
+}
+
 static struct req *
 send_req(const char *path, json_t *body, ac_econn_cb *cb, void *priv, int watch)
 {
 	struct req *r = calloc(1, sizeof(*r));
 	char url[700], hdr[600];
-	char *text = json_dumps(body, JSON_COMPACT);
+	char *text = body_text(body, watch);
 
 	json_decref(body);
 	if (r == NULL || text == NULL || (r->e = curl_easy_init()) == NULL) {

@@ -55,8 +55,9 @@ int  ac_econn_call(const char *path, json_t *body, ac_econn_cb *cb, void *priv);
 int  ac_econn_call_large(const char *path, json_t *body, ac_econn_cb *cb,
     void *priv);
 const char *ac_econn_refusal(void);
-/* Open the watch stream with the WatchRequest BODY (stolen), replacing the
- * one open. Its end, however it comes, resets the connection. */
+/* Open the watch stream with the WatchRequest BODY (stolen), or an array
+ * of them (several watches on one stream), replacing the one open. Its
+ * end, however it comes, resets the connection. */
 int  ac_econn_watch(json_t *body);
 /* Requests sent since the start (for the benchmark's per-barrier count). */
 unsigned long ac_econn_requests(void);

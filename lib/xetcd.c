@@ -62,12 +62,15 @@
 /* How long a node joining a run fresh waits for that run's node 0 to answer. */
 #define PROBE_MS 3000
 /*
- * While a node waits across nodes, the lease's keepalive doubles as a check
- * that its member still answers, this often: a watch on a member that hangs
- * (a frozen machine: the kernel still answers TCP keepalives) or that lost
- * its leader (a partition) stays open and silent, and the node waited until
- * its deadline while the others passed. A keepalive that stalls (5 s) or is
- * refused resets the connection: the next endpoint, the watch again.
+ * While a node waits across nodes, it checks this often that its member
+ * still answers, and what: a watch on a member that hangs (a frozen
+ * machine: the kernel still answers TCP keepalives) or that lost its
+ * leader (a partition) stays open and silent, and the node waited until its
+ * deadline while the others passed. The check is a (linearizable) range
+ * read of its member key: one that stalls (5 s) resets the connection (the
+ * next endpoint, the watch again); one refused (auth enabled since: etcd
+ * 3.4 checks no keepalive against it) fails the rendezvous at once, as for
+ * every rank that arrives after; a key gone is lost_keys().
  */
 #define ALIVE_MS 3000
 
@@ -90,6 +93,7 @@ struct upload {
 	char		*v;
 	size_t		 len, nparts, part;
 	int		 busy;		/* a put is out */
+	int		 restart;	/* etcd lost what was put: from part 0 */
 };
 
 /* A result in parts being read back, one part at a time. */
@@ -112,6 +116,8 @@ struct seen {
 	int64_t		 del;		/* read by all up to here: delete; -1 */
 	int		 deleting;	/* that delete is in flight */
 	int64_t		 deleting_gen;	/* of this generation */
+	int		 again;		/* a put may have landed after it */
+	unsigned long	 sending_loss;	/* X.losses when sent */
 };
 
 static struct {
@@ -120,6 +126,9 @@ static struct {
 	long		 ttl;		/* s, the lease's */
 	long long	 lease;		/* 0: none granted yet */
 	long		 last_keepalive;	/* ms, sent */
+	long		 last_check;	/* ms, sent (ALIVE_MS) */
+	unsigned long	 epoch;		/* registrations so far */
+	unsigned long	 losses;	/* repost_lost() so far */
 	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
 	int		 registered;
@@ -956,21 +965,37 @@ on_upload(json_t *reply, void *priv)
 	u->busy = 0;
 	if (reply == NULL && why == NULL) {
 		u->part = 0;	/* reset: sweep() writes it again */
+		u->restart = 0;
 		return;
 	}
 	if (reply != NULL && all_read(reply, 1, u->gen, ej_kvs(reply, 2) != NULL &&
 	    json_array_size(ej_kvs(reply, 2)) > 0)) {
 		struct seen *s = seen_of(u->key);
 
-		/* Read by all up to U, and so every earlier one. */
+		/* Read by all up to U, and so every earlier one. A delete
+		 * in flight may have gone before this put (a part is large,
+		 * a delete small): send it again once answered, or the part
+		 * stayed for the lease (etcd.keys
+		 * testSourceKilledAfterBigResults, under load). */
 		if (s != NULL && s->del < u->gen)
 			s->del = u->gen;
+		if (s != NULL && s->deleting)
+			s->again = 1;
 		upload_free(u);
 		deletes();
 		return;
 	}
 	if (reply == NULL) {
 		upload_free(u);		/* refused for good */
+		return;
+	}
+	if (u->restart) {
+		/* Etcd lost our keys while this put was out: the parts put
+		 * before went with them (a reader then found the key and no
+		 * part 0, for good: seen with del --prefix mid-upload). */
+		u->restart = 0;
+		u->part = 0;
+		upload_next(u);
 		return;
 	}
 	if (u->part++ >= u->nparts) {
@@ -1188,7 +1213,10 @@ on_seen(json_t *reply, void *priv)
 {
 	struct seen *s = priv;
 
-	if (reply != NULL && s->sending > s->acked)
+	/* Sent before etcd lost our keys: it may have gone with them, so
+	 * it is said again (acked stays as repost_lost() left it). */
+	if (reply != NULL && s->sending > s->acked &&
+	    s->sending_loss == X.losses)
 		s->acked = s->sending;
 	if (reply != NULL && s->sending > s->said)
 		s->said = s->sending;
@@ -1203,8 +1231,10 @@ on_deleted(json_t *reply, void *priv)
 {
 	struct seen *s = priv;
 
-	if (reply != NULL && s->del == s->deleting_gen)
+	if (reply != NULL && s->del == s->deleting_gen && !s->again)
 		s->del = -1;
+	if (reply != NULL)
+		s->again = 0;
 	s->deleting = 0;
 }
 
@@ -1288,6 +1318,7 @@ acks(int sync)
 			continue;
 		}
 		s->sending = c->gen;
+		s->sending_loss = X.losses;
 		if (ac_econn_call("/v3/kv/txn", ack_txn(s, c->gen), on_seen,
 		    s) == -1)
 			s->sending = -1;
@@ -1300,16 +1331,31 @@ acks(int sync)
  * Watch the run's prefix from revision FROM, puts only (NODELETE): deleting
  * finished generations is then no traffic for the watchers (a deleted key
  * was an event to every node; at 16 nodes a barrier's watch traffic
- * doubled). Nothing here needs a delete: a withdrawn arrival is announced
- * by a put of its wd/ key (withdraw_all), and a reading (a txn's range)
- * sees keys as they are.
+ * doubled). A withdrawn arrival is announced by a put of its wd/ key
+ * (withdraw_all), and a reading (a txn's range) sees keys as they are.
+ *
+ * The one delete this node must see is of its own registration, on a
+ * second watch in the same stream (deletes only): accelctl never deletes it
+ * while registered, so it costs nothing in a healthy job, and whatever
+ * takes the run's keys away takes it too (etcdctl del --prefix, a lease
+ * revoked or expired). Unseen, a node passed a barrier on its own arrival,
+ * gone, and one that arrived after waited until its deadline; an idle
+ * source never wrote its results again (issue 18). lost_keys(). That watch
+ * starts at MEMBER_FROM, after the registration that put the key: from the
+ * prefix's revision it brought back a delete that registration had mended,
+ * and registered twice.
  */
 static void
-watch_at(long long from)
+watch_at(long run, long long from, long long member_from)
 {
-	ac_econn_watch(json_pack("{s:{s:o, s:o, s:o, s:[s]}}", "create_request",
-	    "key", ej_b64s(X.prefix), "range_end", ej_prefix_end(X.prefix),
-	    "start_revision", ej_i64(from), "filters", "NODELETE"));
+	char member[KEY_MAX];
+
+	node_key(member, sizeof(member), "members", run, X.job->node);
+	ac_econn_watch(json_pack("[{s:{s:o, s:o, s:o, s:[s]}}, {s:{s:o, s:o, "
+	    "s:[s]}}]", "create_request", "key", ej_b64s(X.prefix), "range_end",
+	    ej_prefix_end(X.prefix), "start_revision", ej_i64(from), "filters",
+	    "NODELETE", "create_request", "key", ej_b64s(member),
+	    "start_revision", ej_i64(member_from), "filters", "NOPUT"));
 }
 
 /*
@@ -1343,6 +1389,52 @@ moved_on(void)
 	return leave_run(ac_runjoin_posting(&X.rj, X.runid, X.job));
 }
 
+/*
+ * Our registration in the run (members/NODE) is gone while we are
+ * registered (HOW: deleted, as seen by the watch; absent, as read): etcd
+ * lost the run's keys, ours at least. Register again (the counter is
+ * raised back, the member key put back, a revoked lease granted again);
+ * on_member() then finds it absent and posts everything again, as
+ * xredis.c's lost_state() after a FLUSHALL.
+ */
+static void
+lost_keys(const char *how)
+{
+	if (!X.registered)
+		return;
+	ac_helper_log("rendezvous: node %ld's registration in run %ld of job %s "
+	    "was %s in etcd; registering again and posting everything again",
+	    X.job->node, X.runid->run, X.job->id, how);
+	X.registered = 0;
+	session();
+}
+
+/*
+ * Etcd lost what this helper put there (its member key was absent when it
+ * registered again in its run: lost_keys, etcd restarted empty, a lease
+ * that expired): every result written goes to be written again, the last
+ * arrival at each barrier name is put back (repost_done), and what this
+ * node read is said again, as after a lost lease. Only the arrivals of
+ * barriers in flight were posted again: a source that had gone idle never
+ * learned that its results were gone, and its readers waited until their
+ * deadline (etcd.outages testResultsDeletedUnderIdleSource).
+ */
+static void
+repost_lost(void)
+{
+	X.lease_lost = 1;
+	X.losses++;
+	/* Uploads under way too: what they put so far may be gone. */
+	for (struct upload *u = X.uploads; u != NULL; u = u->next)
+		if (u->busy)
+			u->restart = 1;
+		else
+			u->part = 0;
+	rewrite_all();
+	for (struct seen *s = X.seen; s != NULL; s = s->next)
+		s->acked = -1;
+}
+
 /* One event: a key under the run's prefix was put or deleted. */
 static void
 event(json_t *ev)
@@ -1360,11 +1452,18 @@ event(json_t *ev)
 
 	if (del)
 		vl = 0;
-	if (rev > X.last_rev)
-		X.last_rev = rev;
 	if (k == NULL || v == NULL || strncmp(k, X.prefix, plen) != 0)
 		goto out;
 	rest = k + plen;
+	/* The second watch's (watch_at): not counted in last_rev, which the
+	 * prefix's watch alone resumes from. */
+	if (del && strncmp(rest, "members/", 8) == 0) {
+		if (atol(rest + 8) == X.job->node)
+			lost_keys("deleted");
+		goto out;
+	}
+	if (rev > X.last_rev)
+		X.last_rev = rev;
 	if (strncmp(rest, "arr/", 4) == 0 &&
 	    sscanf(rest + 4, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
 		struct arrivals *a = tracked(key, gen);
@@ -1407,6 +1506,7 @@ out:
 }
 
 static void probe_event(json_t *ev);
+static void check_member(void);
 
 static void
 on_watch(json_t *msg)
@@ -1434,8 +1534,9 @@ on_watch(json_t *msg)
 		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
 		X.last_rev = compacted - 1;
-		watch_at(compacted);
+		watch_at(X.runid->run, compacted, compacted);
 		sweep();
+		check_member();	/* a delete before COMPACTED is not brought */
 		return;
 	}
 	json_array_foreach(json_object_get(res, "events"), i, ev)
@@ -1452,7 +1553,7 @@ watch_from(long long reg)
 
 	X.watch_run = X.runid->run;
 	X.last_rev = from - 1;
-	watch_at(from);
+	watch_at(X.runid->run, from, reg + 1);
 }
 
 /* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
@@ -1531,7 +1632,8 @@ registered(long run, int fresh, long long rev)
 		X.rj.fresh = run;
 	ac_econn_healthy();
 	watch_from(rev);
-	X.last_keepalive = ac_now_ms();
+	X.last_keepalive = X.last_check = ac_now_ms();
+	X.epoch++;
 	sweep();
 }
 
@@ -1581,7 +1683,7 @@ probe(long long rev)
 	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
 	X.probe_end = ac_now_ms() + PROBE_MS;
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
-	watch_at(rev + 1);
+	watch_at(R.run, rev + 1, rev + 1);
 	node_key(key, sizeof(key), "ping", R.run, X.job->node);
 	nonce_str(nonce, sizeof(nonce));
 	put_simple(key, nonce);
@@ -1640,8 +1742,12 @@ on_member(json_t *reply, void *priv)
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
 		if (X.runid->run == 0 && X.job->node != 0)
 			probe(ej_revision(reply));
-		else
+		else {
+			/* A run we knew, and our place there was free: etcd
+			 * lost our keys. */
+			repost_lost();
 			registered(R.run, 0, ej_revision(reply));
+		}
 		return;
 	}
 	kv = json_array_get(ej_kvs(reply, 0), 0);
@@ -1866,11 +1972,8 @@ on_lease_lost(void)
 	ac_helper_log("rendezvous: etcd lost this helper's lease; granting "
 	    "another and posting everything again");
 	X.lease = 0;
-	X.lease_lost = 1;
-	rewrite_all();
-	/* Our "read up to" keys went with it: say them again. */
-	for (struct seen *s = X.seen; s != NULL; s = s->next)
-		s->acked = -1;
+	/* Our "read up to" keys went with it too. */
+	repost_lost();
 }
 
 static void
@@ -1888,12 +1991,42 @@ on_keepalive(json_t *reply, void *priv)
 	}
 }
 
+/* The check's reply (ALIVE_MS): our member key, as of registration PRIV
+ * (an epoch: a reply from before the last one says nothing of it). */
+static void
+on_check(json_t *reply, void *priv)
+{
+	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
+	char nonce[24], *v;
+	size_t vl;
+
+	/* NULL: reset or failed already (econn.c). */
+	if (reply == NULL || !X.registered || (uintptr_t)priv != X.epoch)
+		return;
+	nonce_str(nonce, sizeof(nonce));
+	v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
+	if (v == NULL || strcmp(v, nonce) != 0)
+		lost_keys(v == NULL ? "absent" : "another helper's");
+	free(v);
+}
+
+static void
+check_member(void)
+{
+	char member[KEY_MAX];
+
+	node_key(member, sizeof(member), "members", X.runid->run, X.job->node);
+	ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(member)),
+	    on_check, (void *)(uintptr_t)X.epoch);
+}
+
 /* --- the transport's loop hooks --- */
 
 static long
 x_timer(long now)
 {
-	long next, every, due;
+	long next, every, due, check;
+	int waiting;
 
 	/* Arrivals of barriers no longer waited at here. */
 	for (struct arrivals *a = X.arr, *n; a != NULL; a = n) {
@@ -1910,14 +2043,20 @@ x_timer(long now)
 		session();
 	acks(0);
 	every = X.ttl * 1000 / 3;
-	if (every > ALIVE_MS && ac_job_waiting_across(X.job))
-		every = ALIVE_MS;
 	due = X.last_keepalive + every;
 	if (ready() && X.lease != 0 && now >= due) {
 		X.last_keepalive = now;
 		due = now + every;
 		ac_econn_call("/v3/lease/keepalive", json_pack("{s:o}", "ID",
 		    ej_i64(X.lease)), on_keepalive, NULL);
+	}
+	/* While a node waits across nodes: the check (ALIVE_MS). */
+	waiting = ready() && ac_job_waiting_across(X.job);
+	check = X.last_check + ALIVE_MS;
+	if (waiting && now >= check) {
+		X.last_check = now;
+		check = now + ALIVE_MS;
+		check_member();
 	}
 	/* Last: what we sent above set libcurl's timer. */
 	next = ac_econn_timer(now);
@@ -1926,6 +2065,8 @@ x_timer(long now)
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
 	if (ready() && X.lease != 0 && (next < 0 || due - now < next))
 		next = due > now ? due - now : 0;
+	if (waiting && (next < 0 || check - now < next))
+		next = check > now ? check - now : 0;
 	if (X.probing && (next < 0 || X.probe_end - now < next))
 		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;

@@ -1,9 +1,11 @@
 # t_auth.sh: the etcd rendezvous with authentication and TLS (ctest etcd.auth):
 # a password from ACCELCTL_ETCD_PASSWORD_FILE, a wrong one (125 at once, not at
 # the deadline), the password in no output, log or argv; etcds:// with a
-# throwaway CA made here by openssl, a missing CA (exit 2 on every rank).
+# throwaway CA made here by openssl, a missing CA (exit 2 on every rank);
+# auth enabled under a job without a user (125 on every rank at once).
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
+. "$(dirname "$0")/keywait.sh"
 
 PASS=s3cret-$RANDOM$RANDOM
 
@@ -78,6 +80,35 @@ testTlsNeedsCa() {
 	CA=$(scratch)/o.pem across 2 1 bash -c 'accelctl barrier --timeout 2s t; echo "rc=$?"'
 	assertEquals "125 with another CA" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
 	assertContains "$err" "rendezvous unreachable: 127.0.0.1:"
+}
+
+# A job without a user, and etcd's auth enabled while node 0 waits at b;
+# node 1 arrives after. Node 1 failed at once (125, "user name is empty"),
+# node 0 waited until its deadline (124) blaming node 1: a waiting node sent
+# only lease keepalives, which etcd 3.4 does not check against auth. Its
+# check is now a range read of its member key: 125 at once there too, with
+# etcd's words.
+testAuthEnabledUnderWaitingNode() {
+	local d; d=$(scratch)/ae; mkdir -p "$d"
+	etcdctl_ --user "root:$PASS" auth disable >/dev/null
+	{ PW= RDV="etcds://$ETCD_ENDPOINTS" across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		fi
+		accelctl barrier --timeout 15s b; r=$?; date +%s%N >'"$d"'/left.$ACCELCTL_NODE_RANK; echo "rc=$r"'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	etcd_wait_key '/r1/arr/b:b/0/0$'
+	etcdctl_ auth enable >/dev/null
+	local t0; t0=$(date +%s%N)
+	echo >"$d/go"
+	wait
+	etcdctl_ get x >/dev/null 2>&1 && etcdctl_ auth enable >/dev/null
+	out=$(cat "$d/out")
+	assertEquals "both ranks exit 125 ($(cat "$d/err"))" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
+	assertEquals "both in etcd's words" 2 "$(grep -c 'user name is empty' "$d/err")"
+	assertTrue "node 0 at once, not at its deadline ($((($(cat "$d/left.0") - t0) / 1000000)) ms)" \
+		"[ $((($(cat "$d/left.0") - t0) / 1000000)) -lt 8000 ]"
 }
 
 load_shunit2

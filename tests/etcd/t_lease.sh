@@ -1,9 +1,12 @@
 # t_lease.sh: etcd loses a helper's lease mid-job (ctest etcd.lease): its
 # keys go with it, also those other nodes have not read yet. Here the lease
 # is short (ACCELCTL_ETCD_TTL=3) and node 0's helper is SIGSTOPped past it,
-# as a node frozen (swapping, a paused VM) or cut off from etcd for a TTL.
+# as a node frozen (swapping, a paused VM) or cut off from etcd for a TTL;
+# or an operator revokes the helpers' leases (etcdctl lease revoke) while
+# they are idle, with the default lease (a day).
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
+. "$(dirname "$0")/keywait.sh"
 
 oneTimeSetUp() {
 	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
@@ -111,6 +114,44 @@ testLeaseLostAfterResultsRead() {
 	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertTrue "etcd was read ($(cat "$d/keys"))" "grep -q /r1/ '$d/keys'"
 	assertEquals "no result of v in etcd" "" "$(grep '/done/c:v/' "$d/keys")"
+}
+
+# Every helper's lease revoked (etcdctl lease revoke) after node 0 wrote a
+# 700 KB broadcast, an on-main --wait status and a small broadcast and went
+# idle: etcd deletes every key of those leases. An idle helper keeps its
+# lease alive only every TTL/3 (8 h here), so it never learned, and node 1's
+# readers waited until their deadline (2 of 2 each). The helper sees its
+# registration deleted, takes a new lease and writes its results again.
+testLeaseRevokedUnderIdleSource() {
+	local d; d=$(scratch)/rv; mkdir -p "$d"
+	head -c $((700 * 1000)) /dev/urandom >"$d/big"
+	{ run ACCELCTL_RENDEZVOUS="$ETCD_URL" -- launch --nnodes 2 -n 1 --tag -- bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl broadcast --timeout 15s big <'"$d"'/big >/dev/null || exit
+			accelctl on-main --wait --timeout 15s -- true || exit
+			accelctl broadcast --timeout 15s v small >/dev/null || exit
+			echo >'"$d"'/written
+			i=0; until [ -e '"$d"'/read ] || [ $i -gt 300 ]; do sleep 0.05; i=$((i + 1)); done
+			echo "rc=0"; exit
+		fi
+		i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		accelctl broadcast --timeout 5s big </dev/null | cmp -s - '"$d"'/big || { echo "big lost"; exit 1; }
+		accelctl on-main --wait --timeout 5s -- true || { echo "status lost"; exit 1; }
+		[ "$(accelctl broadcast --timeout 5s v)" = small ] || { echo "small lost"; exit 1; }
+		echo >'"$d"'/read; echo "rc=0"'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	etcd_wait_file "$d/written"
+	etcd_wait_key '/r1/done/c:v/'
+	local l n=0
+	for l in $(etcdctl_ lease list | tail -n +2); do etcdctl_ lease revoke "$l" >/dev/null && n=$((n + 1)); done
+	assertTrue "both helpers' leases revoked ($n)" "[ $n -ge 2 ]"
+	# The source writes them again (or never does, unfixed).
+	etcd_wait_key '/r1/done/c:v/'
+	echo >"$d/go"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "node 1 read all three ($(cat "$d/err"))" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
 load_shunit2

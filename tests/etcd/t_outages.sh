@@ -2,9 +2,12 @@
 # member first, etcd unreachable (125 at the deadline, never before), etcd
 # restarted with its data under a waiting barrier (the watch resumes, no lost
 # wake-up), a compacted revision (read again), the leader of a 3-member
-# cluster killed mid-loop, a bad URL (exit 2 on every rank).
+# cluster killed mid-loop, a bad URL (exit 2 on every rank), the job's keys
+# deleted (etcdctl del --prefix) under a waiting barrier and under results
+# their idle source wrote (written again, as over Redis after FLUSHALL).
 . "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
+. "$(dirname "$0")/keywait.sh"
 
 oneTimeSetUp() {
 	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
@@ -141,6 +144,123 @@ testLeaderKilledMidLoop() {
 	assertEquals "no generation released early" "" "$(early_releases "$d"/r*)"
 	etcd_stop
 	etcd_start 1
+}
+
+# The job's keys deleted (etcdctl del --prefix accelctl/) while node 0 waits
+# at b; node 1 arrives after. Node 0's watch asks for puts only, so nothing
+# noticed: node 0 passed on its own arrival, gone, and node 1 waited until
+# its deadline naming node 0 (3 of 3). Each helper now watches its
+# registration (members/NODE) for a delete and posts everything again: node
+# 0's arrival is back before node 1 arrives, and nobody leaves before that.
+testRunKeysDeletedUnderBarrier() {
+	local d; d=$(scratch)/del; mkdir -p "$d"
+	{ across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+			date +%s%N >'"$d"'/arrive
+		fi
+		accelctl barrier --timeout 8s b; r=$?; date +%s%N >'"$d"'/left.$ACCELCTL_NODE_RANK; echo "rc=$r"'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	etcd_wait_key '/r1/arr/b:b/0/0$'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	# Node 0's helper puts its arrival back (or never does, unfixed).
+	etcd_wait_key '/r1/arr/b:b/0/0$'
+	echo >"$d/go"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "both passed ($(cat "$d/err"))" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	assertTrue "node 0 left after node 1 arrived" "[ $(cat "$d/left.0") -ge $(cat "$d/arrive") ]"
+}
+
+# The same, node 1 arriving right after the delete (before node 0's helper
+# can have put its arrival back), twice in a row: node 0 may pass (node 1
+# did arrive), and then puts back its arrival at the barrier that completed
+# here, which node 1 still waits for.
+testRunKeysDeletedTwiceRacingArrival() {
+	local d; d=$(scratch)/del2; mkdir -p "$d"
+	{ across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		for g in 1 2; do
+			if [ $ACCELCTL_NODE_RANK = 1 ]; then
+				i=0; until [ -e '"$d"'/go.$g ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+			fi
+			accelctl barrier --timeout 6s b; r=$?; echo "rc=$r"
+		done'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	etcd_wait_key '/r1/arr/b:b/0/0$'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	echo >"$d/go.1"
+	etcd_wait_key '/r1/arr/b:b/1/0$'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	echo >"$d/go.2"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "both passed both ($(cat "$d/err"))" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+# Results their source wrote and then went idle (no collective across
+# nodes), deleted before node 1 read them: a 700 KB broadcast (parts), an
+# on-main --wait status and a small broadcast. Node 1's readers all waited
+# until their deadline (2 of 2 each): the idle source never learned. Its
+# helper sees its registration deleted and writes them again.
+testResultsDeletedUnderIdleSource() {
+	local d; d=$(scratch)/rdel; mkdir -p "$d"
+	head -c $((700 * 1000)) /dev/urandom >"$d/big"
+	{ across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl broadcast --timeout 15s big <'"$d"'/big >/dev/null || exit
+			accelctl on-main --wait --timeout 15s -- true || exit
+			accelctl broadcast --timeout 15s v small >/dev/null || exit
+			echo >'"$d"'/written
+			i=0; until [ -e '"$d"'/read ] || [ $i -gt 300 ]; do sleep 0.05; i=$((i + 1)); done
+			cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log.0; echo "rc=0"; exit
+		fi
+		i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		r=0
+		accelctl broadcast --timeout 5s big </dev/null | cmp -s - '"$d"'/big || { echo "big lost"; r=1; }
+		accelctl on-main --wait --timeout 5s -- true || { echo "status lost"; r=1; }
+		[ "$(accelctl broadcast --timeout 5s v)" = small ] || { echo "small lost"; r=1; }
+		echo >'"$d"'/read; echo "rc=$r"; cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log.1'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	etcd_wait_file "$d/written"
+	etcd_wait_key '/r1/done/c:v/'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	# The source writes them again (or never does, unfixed).
+	etcd_wait_key '/r1/done/c:v/'
+	echo >"$d/go"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "node 1 read all three ($(cat "$d/err"); node 0's helper: $(cat "$d/log.0"); node 1's: $(cat "$d/log.1" 2>/dev/null))" \
+		2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+}
+
+# The job's keys deleted while the source's helper is writing a 6 MiB
+# broadcast (12 parts, in turn): the parts it had put went, the later ones
+# and the key came after, and node 1 found the key without part 0 until
+# its deadline. An upload under way when etcd loses our keys starts again.
+testResultsDeletedMidUpload() {
+	local d; d=$(scratch)/mid; mkdir -p "$d"
+	head -c $((6 << 20)) /dev/urandom >"$d/big"
+	{ across 2 1 bash -c '
+		accelctl barrier --timeout 15s warm || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl broadcast --timeout 15s big <'"$d"'/big >/dev/null || exit
+			i=0; until [ -e '"$d"'/read ] || [ $i -gt 300 ]; do sleep 0.05; i=$((i + 1)); done
+			echo "rc=0"; exit
+		fi
+		i=0; until [ -e '"$d"'/go ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		accelctl broadcast --timeout 8s big </dev/null | cmp -s - '"$d"'/big; r=$?
+		echo >'"$d"'/read; echo "rc=$r"'
+	printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err"; } &
+	# Part 0 is in: the upload is under way (12 parts take about a second).
+	etcd_wait_key '/p1/c:big/0*/0$'
+	etcdctl_ del --prefix accelctl/ >/dev/null
+	echo >"$d/go"
+	wait
+	out=$(cat "$d/out")
+	assertEquals "node 1 read it whole ($(cat "$d/err"))" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
 load_shunit2
