@@ -549,6 +549,12 @@ read_conn(struct conn *c)
 		}
 		if (c->closing)
 			return;
+		/* Replies unread past OUT_PAUSE: read no more now (poll asks
+		 * for POLLIN again once they drain). Looping on to EAGAIN let
+		 * a client that writes as fast as we read, or many requests a
+		 * write, get hundreds of thousands in. */
+		if (c->out.len - c->outoff > OUT_PAUSE)
+			return;
 		/* The buffer a broadcast needed is not kept. */
 		if (c->inlen == 0 && c->incap > 65536) {
 			free(c->in);

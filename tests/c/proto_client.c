@@ -6,7 +6,8 @@
  *
  * and loads the helper as a careless local client could, for the limits:
  * "halfframe" holds half a frame, "spam N" sends N requests and reads no
- * reply, "hold N SECONDS" keeps N connections open and counts the refused.
+ * reply ("burst N": a thousand a send), "hold N SECONDS" keeps N
+ * connections open and counts the refused.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -245,23 +246,41 @@ main(int argc, char **argv)
 		drain_ms = 30000;
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
 	}
-	if (strcmp(mode, "spam") == 0 && argc >= 6) {
-		/* STATUS requests, none of whose replies are read. */
-		uint8_t h[5] = { 1, 0, 0, 0, AC_MSG_STATUS };
-		long n = atol(argv[5]), sent = 0;
+	if ((strcmp(mode, "spam") == 0 || strcmp(mode, "burst") == 0) &&
+	    argc >= 6) {
+		/* STATUS requests, none of whose replies are read: one per
+		 * send, or ("burst") a thousand per send, as a client writing
+		 * from a buffer does: the helper then has many in hand at
+		 * once, and must still stop reading. */
+		uint8_t h[5 * 1000];
+		size_t per = strcmp(mode, "burst") == 0 ? sizeof(h) : 5;
+		long long total = atoll(argv[5]) * 5, done = 0;
 
+		for (size_t i = 0; i < sizeof(h); i += 5)
+			memcpy(h + i, (uint8_t[5]){ 1, 0, 0, 0, AC_MSG_STATUS }, 5);
+		/* A send buffer of a known, small size: what is counted as
+		 * sent got into the helper, not into the kernel's queue (the
+		 * default one held some 40,000 requests of a burst). */
+		int sndbuf = 65536;
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
 		fcntl(fd, F_SETFL, O_NONBLOCK);
-		for (; sent < n; sent++) {
+		while (done < total) {
 			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+			size_t off = (size_t)(done % (long long)per), len = per - off;
+			ssize_t k;
 
-			if (send(fd, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
+			if ((long long)len > total - done)
+				len = (size_t)(total - done);
+			if ((k = send(fd, h + off, len, MSG_NOSIGNAL)) > 0) {
+				done += k;
 				continue;
-			if (errno != EAGAIN || poll(&pfd, 1, 2000) != 1)
+			}
+			if (k == 0 || errno != EAGAIN || poll(&pfd, 1, 2000) != 1)
 				break;
-			sent--;
 		}
-		printf("sent %ld\n", sent);
+		printf("sent %lld\n", done / 5);
 		fflush(stdout);
 		sleep(argc >= 7 ? (unsigned)atol(argv[6]) : 2);
 		return 0;

@@ -11,6 +11,10 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../sh/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../sh/redis.sh"
 
+# oom_errors: Redis' count of writes refused with OOM; oom_refused: one or more.
+oom_errors() { redis_cli info errorstats | awk -F'[=,]' '/^errorstat_OOM:/ { print $2 }' | tr -d '\r'; }
+oom_refused() { [ "$(oom_errors)" -ge 1 ] 2>/dev/null; }
+
 # The longest any one rank may run before it is killed (a hang, not a result).
 JOB_LIMIT=${JOB_LIMIT:-60}
 PY=$(command -v /usr/bin/python3 python3 | head -1)

@@ -92,7 +92,10 @@ testRestartAfterWorkerFailure() {
 	t1=$(date +%s%N)
 	echo "torchrun with one restart: $(((t1 - t0) / 1000000)) ms"
 	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
-	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 10 s)" "[ $(((t1 - t0) / 1000000)) -lt 10000 ]"
+	# Under the barriers' 30 s: the killed attempt's waiters did not wait to
+	# their deadline. Two torchrun starts took 5 s with two CPU hogs: 10 s
+	# left a busier machine little room, and proved no more.
+	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 25 s)" "[ $(((t1 - t0) / 1000000)) -lt 25000 ]"
 }
 
 # The same with ACCELCTL_JOB_ID set, as a site's prolog may do: then the restart

@@ -14,6 +14,18 @@ SKIP=77
 # The suite's private scratch directory; removed by shunit2 itself.
 scratch() { printf '%s\n' "${SHUNIT_TMPDIR:?}"; }
 
+# eventually SECONDS CMD...: run CMD every 20 ms until it succeeds, for at most
+# SECONDS (whole); its last status. For what follows an asynchronous event (a server
+# stopping after its job, a key deleted once every node read it): a check made
+# once right after it, or after a fixed sleep, fails on a busy machine.
+eventually() {
+	local end=$(($(date +%s%N) + $1 * 1000000000)); shift
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || { "$@"; return; }
+		sleep 0.02
+	done
+}
+
 # run VAR=VALUE... -- ARGS...: run accelctl ARGS in a clean environment with
 # only the given variables, capturing stdout, stderr and the exit code into
 # $out, $err and $rc. Blocking calls are bounded (RUN_LIMIT seconds, 20) so a

@@ -118,6 +118,15 @@ testUnreadRepliesBounded() {
 	assertTrue "the helper stopped reading ($(cat "$RT/spam"))" "[ $(cut -d' ' -f2 "$RT/spam") -lt 50000 ]"
 	assertBarrier during-spam
 	wait
+	# A thousand requests a write: the helper used to read on until the
+	# socket was empty, past its pause, and let 60,000 to 300,000 in (some
+	# 20,000 wait in the kernel's queue of the client's 64 KiB send buffer).
+	timeout 30 "$PROTO_CLIENT" "$RT/lj.sock" burst lj 2 400000 3 >"$RT/burst" &
+	i=0
+	while [ ! -s "$RT/burst" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	assertTrue "the helper stopped reading a burst ($(cat "$RT/burst"))" "[ $(cut -d' ' -f2 "$RT/burst") -lt 50000 ]"
+	assertBarrier during-burst
+	wait
 }
 
 testIdleZeroRefused() {

@@ -92,9 +92,16 @@ testMainFirstLongerThanProgress() {
 }
 
 # orphan_job DIR ACCELCTL-ARGS: run "accelctl ARGS" as rank 0 of 2 under a
-# shell, kill -9 that shell after 1 s (torchrun kills only the shells it
-# started), and wait up to 5 s for the orphaned accelctl to leave; sets LEFT
-# (the tenths of a second it took, 50 if it did not).
+# shell, kill -9 that shell once accelctl waits (torchrun kills only the
+# shells it started), and wait up to 5 s for the orphaned accelctl to leave;
+# sets LEFT (the tenths of a second it took, 50 if it did not).
+# orphan_waits DIR: the helper of orphan_job's job has something in flight.
+orphan_waits() {
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$1/rt" \
+		ACCELCTL_JOB_ID=orphan ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+		ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 "$ACCELCTL" status 2>/dev/null | grep -q ' generation 0 '
+}
+
 orphan_job() {
 	local d=$1; shift
 	mkdir -p -m 700 "$d/rt"
@@ -103,7 +110,8 @@ orphan_job() {
 		ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 \
 		bash -c 'accelctl "$@" 2>"$0/err"; echo "not reached"' "$d" "$@" &
 	local sh=$! pid i=0
-	sleep 1
+	# Waiting: its helper lists it (10 s at most; a fixed second was a guess).
+	eventually 10 orphan_waits "$d"
 	pid=$(pgrep -P "$sh")
 	kill -9 "$sh"
 	# Gone, or a zombie: it has exited, whenever its new parent reaps it.
