@@ -382,6 +382,22 @@ test_new_rows(void)
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=2",
 	    "HOROVOD_CROSS_RANK=0", NULL) == -1);
 	CHECK_STR(err, "HOROVOD_CROSS_RANK is set but HOROVOD_CROSS_SIZE is not");
+	/*
+	 * -H a:3,b:2,c:1: rank 3 (b's local rank 0) has cross size 3, and
+	 * 3 x 2 slots is the world size, but horovodrun numbers ranks host by
+	 * host: rank 3 of hosts of 2 would be local rank 1. Unknown, as on its
+	 * neighbour rank 4; and a cross rank that is not rank / local size is
+	 * no node index either.
+	 */
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=3", "HOROVOD_SIZE=6",
+	    "HOROVOD_LOCAL_RANK=0", "HOROVOD_LOCAL_SIZE=2",
+	    "HOROVOD_CROSS_RANK=1", "HOROVOD_CROSS_SIZE=3", NULL) == 0);
+	CHECK(t.v[AC_NODE] == -1 && t.v[AC_NNODES] == -1);
+	CHECK(strstr(t.hint, "different numbers of slots") != NULL);
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=1", "HOROVOD_SIZE=4",
+	    "HOROVOD_LOCAL_RANK=1", "HOROVOD_LOCAL_SIZE=2",
+	    "HOROVOD_CROSS_RANK=1", "HOROVOD_CROSS_SIZE=2", NULL) == 0);
+	CHECK(t.v[AC_NODE] == -1 && t.v[AC_NNODES] == -1);
 
 	/* A PyTorchJob pod without torchrun: the pod is the rank. */
 	CHECK(detect(&t, err, sizeof(err), "RANK=1", "WORLD_SIZE=16",
