@@ -368,6 +368,17 @@ test_new_rows(void)
 	CHECK_STR(t.launcher, "jsrun");
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
 	CHECK_STR(t.job_id, "lsf.88_3.88.2");
+	CHECK_STR(t.job_id_from, "LSB_JOBID_LSB_JOBINDEX.PMIX_NAMESPACE");
+	/* info names the variable the step's part came from. */
+	CHECK(detect(&t, err, sizeof(err), "JSM_NAMESPACE_RANK=0",
+	    "JSM_NAMESPACE_SIZE=1", "LSB_JOBID=88",
+	    "OMPI_MCA_ess_base_jobid=123", NULL) == 0);
+	CHECK_STR(t.job_id, "lsf.88.123");
+	CHECK_STR(t.job_id_from, "LSB_JOBID.OMPI_MCA_ess_base_jobid");
+	CHECK(detect(&t, err, sizeof(err), "JSM_NAMESPACE_RANK=0",
+	    "JSM_NAMESPACE_SIZE=1", "LSB_JOBID=88", NULL) == 0);
+	CHECK_STR(t.job_id, "lsf.88");
+	CHECK_STR(t.job_id_from, "LSB_JOBID");
 
 	/* horovodrun inside a Slurm step: Horovod's row, Horovod's identity. */
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=2", "HOROVOD_SIZE=4",
@@ -379,6 +390,11 @@ test_new_rows(void)
 	CHECK_STR(t.launcher, "horovod");
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
 	CHECK_STR(t.job_id, "horovod.10.0.0.1:4000");
+	CHECK_STR(t.job_id_from, "HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT");
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=1",
+	    "HOROVOD_GLOO_RENDEZVOUS_ADDR=10.0.0.1", NULL) == 0);
+	CHECK_STR(t.job_id, "horovod.10.0.0.1");
+	CHECK_STR(t.job_id_from, "HOROVOD_GLOO_RENDEZVOUS_ADDR");
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=2",
 	    "HOROVOD_CROSS_RANK=0", NULL) == -1);
 	CHECK_STR(err, "HOROVOD_CROSS_RANK is set but HOROVOD_CROSS_SIZE is not");
