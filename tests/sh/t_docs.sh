@@ -113,6 +113,18 @@ testHelpUsagesWhole() {
 	assertContains "exit code 129 listed" "$out" "  129  "
 }
 
+# --help fits a terminal of 80 columns: summaries wrap under themselves too (print,
+# main-first and status ran to 85, 81 and 89 columns), and its exit codes say who
+# passes CMD's own status through (DESIGN.md section 3), as the README does.
+testHelpFits80Columns() {
+	run -- --help
+	assertEquals "lines of --help over 80 columns" "" "$(printf '%s\n' "$out" | awk 'length($0) > 80')"
+	assertContains "a wrapped summary continues under itself" "$out" \
+		"$(printf '%-31s%s' '' 'node only')"
+	assertContains "who passes CMD's status through" "$out" \
+		"  other    CMD's own exit status (on-*, main-first, --wait, --status)"
+}
+
 testManLint() {
 	command -v mandoc >/dev/null || startSkipping
 	local lint
