@@ -35,7 +35,10 @@ static int
 transport(const struct ac_topo *t, char *why, size_t len)
 {
 	const char *v = getenv("ACCELCTL_TRANSPORT"), *w;
-	long nnodes = t->v[AC_NNODES] > 0 ? t->v[AC_NNODES] : 1;
+	/* Fewer processes here than in the job: several nodes, also where
+	 * their count is unknown (uneven PALS, MPI or Horovod nodes). */
+	long nnodes = t->v[AC_NNODES] > 0 ? t->v[AC_NNODES] :
+	    t->v[AC_LSIZE] > 0 && t->v[AC_LSIZE] < t->v[AC_WORLD] ? 2 : 1;
 	int setting, gpu = 0, n;
 
 	if (ac_transport_parse(v, &setting, &w) == -1) {

@@ -28,6 +28,14 @@ testJsonUnknownIsNull() {
 	assertContains "$out" '"node_rank":null,"nnodes":null'
 	run OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 -- info --shell
 	assertNotContains "$out" "ACCELCTL_NODE_RANK"
+	# Fewer processes here than in the job: cross-node, though the count is unknown
+	# (a PALS 3 + 2 layout said "none", as for one node).
+	run PALS_RANKID=0 PALS_LOCAL_RANKID=0 PALS_NODEID=0 PMI_LOCAL_SIZE=3 PMI_SIZE=5 PALS_APID=a1 \
+		ACCELCTL_TRANSPORT=redis -- info --json
+	assertContains "uneven PALS nodes: cross-node" "$out" '"node_rank":0,"nnodes":null,"job_id":"pals.a1","transport":"redis",'
+	run OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 \
+		ACCELCTL_TRANSPORT=redis -- info
+	assertContains "uneven MPI nodes: cross-node" "$out" "transport         redis (ACCELCTL_TRANSPORT=redis)"
 }
 
 # eval "$(accelctl info --shell)" gives the explicit row the same answers.
