@@ -490,6 +490,15 @@ check(struct ac_topo *t, char *err, size_t errlen)
 	    below(t, AC_NODE, AC_WORLD, 0, err, errlen) == -1 ||
 	    below(t, AC_LRANK, AC_RANK, 1, err, errlen) == -1)
 		return -1;
+	/* Every node below this one has a process of its own. */
+	if (t->v[AC_NODE] >= 0 && t->v[AC_LSIZE] > 0 && t->v[AC_WORLD] > 0 &&
+	    t->v[AC_NODE] + t->v[AC_LSIZE] > t->v[AC_WORLD]) {
+		snprintf(err, errlen, "inconsistent environment: %s=%ld nodes "
+		    "before this one and %s=%ld processes on it are more than "
+		    "%s=%ld", t->var[AC_NODE], t->v[AC_NODE], t->var[AC_LSIZE],
+		    t->v[AC_LSIZE], t->var[AC_WORLD], t->v[AC_WORLD]);
+		return -1;
+	}
 	return 0;
 }
 

@@ -391,6 +391,17 @@ test_new_rows(void)
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
 	CHECK_STR(t.job_id, "horovod.10.0.0.1:4000");
 	CHECK_STR(t.job_id_from, "HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT");
+	/* A node id that leaves the nodes before it no process: PALS's node 3
+	 * of 4 processes, 2 of them here, where no node count checks it. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=1", "PMI_SIZE=4",
+	    "PALS_LOCAL_RANKID=1", "PMI_LOCAL_SIZE=2", "PALS_NODEID=3",
+	    "PALS_APID=a", NULL) == -1);
+	CHECK_STR(err, "inconsistent environment: PALS_NODEID=3 nodes before "
+	    "this one and PMI_LOCAL_SIZE=2 processes on it are more than "
+	    "PMI_SIZE=4");
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", "PMI_SIZE=4",
+	    "PALS_LOCAL_RANKID=0", "PMI_LOCAL_SIZE=1", "PALS_NODEID=3",
+	    "PALS_APID=a", NULL) == 0);
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=1",
 	    "HOROVOD_GLOO_RENDEZVOUS_ADDR=10.0.0.1", NULL) == 0);
 	CHECK_STR(t.job_id, "horovod.10.0.0.1");
