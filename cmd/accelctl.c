@@ -52,7 +52,7 @@ static const char exit_codes[] =
     "  126 127  CMD could not be executed / was not found\n"
     "  128+N    CMD was killed by signal N\n"
     "  129      a waiting accelctl whose parent exited left its wait\n"
-    "  other    CMD's own exit status (on-*)\n";
+    "  other    CMD's own exit status (on-*, main-first, --wait, --status)\n";
 
 void
 ac_print_usage(const struct ac_cmd *cmd, int to_stderr)
@@ -77,14 +77,15 @@ ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
 
 /*
  * Print TEXT in lines of at most WIDTH columns: the first indented by FIRST
- * spaces, the others by REST. With GROUPS, a line breaks only at a space
- * outside brackets, so that "[--timeout DURATION]" stays whole (a usage).
+ * spaces (-FIRST: the cursor is at column FIRST already), the others by REST.
+ * With GROUPS, a line breaks only at a space outside brackets, so that
+ * "[--timeout DURATION]" stays whole (a usage).
  */
 static void
 print_wrapped_at(const char *text, int width, int first, int rest, int groups)
 {
 	const char *p = text;
-	int indent = first;
+	int indent = first < 0 ? -first : first, printed = first < 0;
 
 	while (*p != '\0') {
 		const char *end = p, *brk = NULL;
@@ -102,9 +103,10 @@ print_wrapped_at(const char *text, int width, int first, int rest, int groups)
 		}
 		if (*end != '\0' && brk != NULL)
 			end = brk;
-		printf("%*s%.*s\n", indent, "", (int)(end - p), p);
+		printf("%*s%.*s\n", printed ? 0 : indent, "", (int)(end - p), p);
 		p = *end == ' ' ? end + 1 : end;
 		indent = rest;
+		printed = 0;
 	}
 }
 
@@ -160,9 +162,11 @@ global_help(void)
 			/* A long usage wraps between its options, never in one. */
 			print_wrapped_at(left, 78, 2, 4 + (int)strlen(c->name),
 			    1);
-			printf("  %-28s %s\n", "", c->summary);
+			printf("  %-28s ", "");
 		} else
-			printf("  %-28s %s\n", left, c->summary);
+			printf("  %-28s ", left);
+		/* A long summary wraps under itself (column 31). */
+		print_wrapped_at(c->summary, 78, -31, 31, 0);
 	}
 	/* From detection's own table, so that it stays true. */
 	snprintf(launchers, sizeof(launchers), "The launcher is detected from "

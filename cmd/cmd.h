@@ -54,6 +54,14 @@ int ac_cmd_need_local(const struct ac_topo *t);
 int ac_cmd_need_world(const struct ac_topo *t);
 int ac_cmd_need_node(const struct ac_topo *t);
 
+/*
+ * What a helper needs of its clients (their HELLO): the world size, the local
+ * rank and size, and the node rank where the node count is known; else -1
+ * after printing what to set. For helper and status, which would otherwise
+ * start a helper that refuses them, or be refused (125).
+ */
+int ac_cmd_need_helper(const struct ac_topo *t);
+
 /* The options of the on-* commands: --wait, --timeout. */
 extern const struct ac_optdef ac_on_opts[];
 

@@ -29,8 +29,9 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 		/* val points into our argv (args.c), which ps shows everyone. */
 		ac_rdv_scrub((char *)a->val[0]);
 	}
-	/* A helper serves a job of known size (its clients' HELLO says it). */
-	if (ac_cmd_topo(&t) == -1 || ac_cmd_need_world(&t) == -1)
+	/* A helper serves a job of known size and local layout (its clients'
+	 * HELLO says it): where those are unknown it would refuse us. */
+	if (ac_cmd_topo(&t) == -1 || ac_cmd_need_helper(&t) == -1)
 		return AC_EXIT_USAGE;
 	if (ac_helper_idle_ms(getenv("ACCELCTL_HELPER_IDLE"), &idle, &why) == -1) {
 		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s",

@@ -35,7 +35,10 @@ static int
 transport(const struct ac_topo *t, char *why, size_t len)
 {
 	const char *v = getenv("ACCELCTL_TRANSPORT"), *w;
-	long nnodes = t->v[AC_NNODES] > 0 ? t->v[AC_NNODES] : 1;
+	/* Fewer processes here than in the job: several nodes, also where
+	 * their count is unknown (uneven PALS, MPI or Horovod nodes). */
+	long nnodes = t->v[AC_NNODES] > 0 ? t->v[AC_NNODES] :
+	    t->v[AC_LSIZE] > 0 && t->v[AC_LSIZE] < t->v[AC_WORLD] ? 2 : 1;
 	int setting, gpu = 0, n;
 
 	if (ac_transport_parse(v, &setting, &w) == -1) {
@@ -132,6 +135,20 @@ exec_info(const struct ac_cmd *self, struct ac_args *a)
 		return ac_usage_error(self, "--json and --shell exclude each other");
 	if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
+	/*
+	 * --shell prints the explicit row, which takes both of a pair or
+	 * neither: half of one (Flux's local rank without its size, a PALS
+	 * node id without the count, an Indexed Job's rank without the world)
+	 * would make every later command exit 2, is-main too. Say what to set
+	 * instead, and print nothing to eval.
+	 */
+	if (a->seen[1] && (((t.v[AC_RANK] < 0) != (t.v[AC_WORLD] < 0) &&
+	    ac_cmd_need_world(&t) == -1) ||
+	    ((t.v[AC_LRANK] < 0) != (t.v[AC_LSIZE] < 0) &&
+	    ac_cmd_need_local(&t) == -1) ||
+	    ((t.v[AC_NODE] < 0) != (t.v[AC_NNODES] < 0) &&
+	    ac_cmd_need_node(&t) == -1)))
+		return AC_EXIT_USAGE;
 	/* --shell sets the launcher's variables only: no transport there. */
 	if (!a->seen[1] && (tr = transport(&t, why, sizeof(why))) == -1)
 		return AC_EXIT_USAGE;
@@ -156,7 +173,8 @@ const struct ac_cmd cmd_info = {
 	    "launcher, rank, world_size, local_rank, local_world_size, node_rank, "
 	    "nnodes, job_id (null where unknown), transport and nccl (the NCCL "
 	    "version compiled in, or null); --shell prints "
-	    "ACCELCTL_*=value lines for eval. transport is what the helper will "
+	    "ACCELCTL_*=value lines for eval (a pair of values of which one is "
+	    "unknown, as rank and world size, exits 2 naming what to set). transport is what the helper will "
 	    "carry cross-node collectives over: none (one node), redis, nccl, or "
 	    "unavailable (ACCELCTL_TRANSPORT=nccl without NCCL or a GPU); "
 	    "'accelctl status' shows what it uses now.",

@@ -73,6 +73,16 @@ ac_cmd_need_node(const struct ac_topo *t)
 }
 
 int
+ac_cmd_need_helper(const struct ac_topo *t)
+{
+	if (ac_cmd_need_world(t) == -1 || ac_cmd_need_local(t) == -1)
+		return -1;
+	if (t->v[AC_NNODES] > 0 && t->v[AC_NODE] < 0)
+		return ac_cmd_need_node(t);
+	return 0;
+}
+
+int
 ac_cmd_is(int local)
 {
 	struct ac_topo t;

@@ -14,8 +14,9 @@ exec_status(const struct ac_cmd *self, struct ac_args *a)
 
 	(void)self;
 	(void)a;
-	/* A helper serves a job of known size (its clients' HELLO says it). */
-	if (ac_cmd_topo(&t) == -1 || ac_cmd_need_world(&t) == -1)
+	/* A helper serves a job of known size and local layout (its clients'
+	 * HELLO says it): where those are unknown it would refuse us. */
+	if (ac_cmd_topo(&t) == -1 || ac_cmd_need_helper(&t) == -1)
 		return AC_EXIT_USAGE;
 	/* Asking must not start a helper: no helper means nothing in flight. */
 	if ((type = ac_client_open(&c, &t, 0, &rc)) != 0) {

@@ -37,10 +37,11 @@ job_append(struct ac_topo *t, const char *s)
 	t->job_id[n] = '\0';
 }
 
-/* Append "PREFIX.A" or "PREFIX.A:B" (B only when set); 0 when A is unset. */
+/* Append "PREFIX.A" or "PREFIX.A:B" (B only when set); 0 when A is unset.
+ * FROM names both, FROM_A the first alone (the id info shows came from it). */
 static int
 job_from(struct ac_topo *t, ac_getenv_fn get, void *ctx, const char *prefix,
-    const char *a, const char *b, const char *from)
+    const char *a, const char *b, const char *from, const char *from_a)
 {
 	const char *va = ac_topo_lookup(get, ctx, a);
 	const char *vb = b != NULL ? ac_topo_lookup(get, ctx, b) : NULL;
@@ -49,11 +50,12 @@ job_from(struct ac_topo *t, ac_getenv_fn get, void *ctx, const char *prefix,
 		return 0;
 	job_append(t, prefix);
 	job_append(t, va);
+	t->job_id_from = from_a;
 	if (vb != NULL) {
 		job_append(t, ":");
 		job_append(t, vb);
+		t->job_id_from = from;
 	}
-	t->job_id_from = from;
 	return 1;
 }
 
@@ -86,25 +88,35 @@ launcher_id(struct ac_topo *t, ac_getenv_fn get, void *ctx)
 
 	if (strcmp(l, "flux") == 0)
 		return job_from(t, get, ctx, "flux.", "FLUX_JOB_ID", NULL,
-		    "FLUX_JOB_ID");
+		    "FLUX_JOB_ID", "FLUX_JOB_ID");
 	if (strcmp(l, "pals") == 0)
 		return job_from(t, get, ctx, "pals.", "PALS_APID", NULL,
-		    "PALS_APID");
+		    "PALS_APID", "PALS_APID");
 	if (strcmp(l, "horovod") == 0)
 		return job_from(t, get, ctx, "horovod.",
 		    "HOROVOD_GLOO_RENDEZVOUS_ADDR", "HOROVOD_GLOO_RENDEZVOUS_PORT",
-		    "HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT");
+		    "HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT",
+		    "HOROVOD_GLOO_RENDEZVOUS_ADDR");
 	if (strcmp(l, "skypilot") == 0)
 		return job_from(t, get, ctx, "skypilot.", "SKYPILOT_TASK_ID",
-		    NULL, "SKYPILOT_TASK_ID");
+		    NULL, "SKYPILOT_TASK_ID", "SKYPILOT_TASK_ID");
 	if (strcmp(l, "kubeflow") == 0)
 		return job_from(t, get, ctx, "kubeflow.", "PET_MASTER_ADDR",
-		    "PET_MASTER_PORT", "PET_MASTER_ADDR:PET_MASTER_PORT") ||
+		    "PET_MASTER_PORT", "PET_MASTER_ADDR:PET_MASTER_PORT",
+		    "PET_MASTER_ADDR") ||
 		    job_from(t, get, ctx, "kubeflow.", "MASTER_ADDR",
-		    "MASTER_PORT", "MASTER_ADDR:MASTER_PORT");
+		    "MASTER_PORT", "MASTER_ADDR:MASTER_PORT", "MASTER_ADDR");
 	if (strcmp(l, "jsrun") == 0 &&
 	    (v = ac_topo_lookup(get, ctx, "LSB_JOBID")) != NULL) {
 		const char *idx = ac_topo_lookup(get, ctx, "LSB_JOBINDEX");
+		/* What info shows it came from: [index][namespace variable]. */
+		static const char *const froms[2][3] = {
+			{ "LSB_JOBID", "LSB_JOBID.PMIX_NAMESPACE",
+			    "LSB_JOBID.OMPI_MCA_ess_base_jobid" },
+			{ "LSB_JOBID_LSB_JOBINDEX",
+			    "LSB_JOBID_LSB_JOBINDEX.PMIX_NAMESPACE",
+			    "LSB_JOBID_LSB_JOBINDEX.OMPI_MCA_ess_base_jobid" } };
+		int array = 0, step = 0;
 
 		/* Elements of a job array share LSB_JOBID. */
 		job_append(t, "lsf.");
@@ -112,14 +124,15 @@ launcher_id(struct ac_topo *t, ac_getenv_fn get, void *ctx)
 		if (idx != NULL && strcmp(idx, "0") != 0) {
 			job_append(t, "_");
 			job_append(t, idx);
+			array = 1;
 		}
-		t->job_id_from = "LSB_JOBID";
 		/* Two jsrun steps of one job differ in their namespace. */
 		if ((v = first_set(get, ctx, lsf_steps, &which)) != NULL) {
 			job_append(t, ".");
 			job_append(t, v);
-			t->job_id_from = "LSB_JOBID.PMIX_NAMESPACE";
+			step = strcmp(which, "PMIX_NAMESPACE") == 0 ? 1 : 2;
 		}
+		t->job_id_from = froms[array][step];
 		return 1;
 	}
 	return 0;

@@ -368,6 +368,17 @@ test_new_rows(void)
 	CHECK_STR(t.launcher, "jsrun");
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
 	CHECK_STR(t.job_id, "lsf.88_3.88.2");
+	CHECK_STR(t.job_id_from, "LSB_JOBID_LSB_JOBINDEX.PMIX_NAMESPACE");
+	/* info names the variable the step's part came from. */
+	CHECK(detect(&t, err, sizeof(err), "JSM_NAMESPACE_RANK=0",
+	    "JSM_NAMESPACE_SIZE=1", "LSB_JOBID=88",
+	    "OMPI_MCA_ess_base_jobid=123", NULL) == 0);
+	CHECK_STR(t.job_id, "lsf.88.123");
+	CHECK_STR(t.job_id_from, "LSB_JOBID.OMPI_MCA_ess_base_jobid");
+	CHECK(detect(&t, err, sizeof(err), "JSM_NAMESPACE_RANK=0",
+	    "JSM_NAMESPACE_SIZE=1", "LSB_JOBID=88", NULL) == 0);
+	CHECK_STR(t.job_id, "lsf.88");
+	CHECK_STR(t.job_id_from, "LSB_JOBID");
 
 	/* horovodrun inside a Slurm step: Horovod's row, Horovod's identity. */
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=2", "HOROVOD_SIZE=4",
@@ -379,9 +390,41 @@ test_new_rows(void)
 	CHECK_STR(t.launcher, "horovod");
 	CHECK(t.v[AC_NODE] == 1 && t.v[AC_NNODES] == 2);
 	CHECK_STR(t.job_id, "horovod.10.0.0.1:4000");
+	CHECK_STR(t.job_id_from, "HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT");
+	/* A node id that leaves the nodes before it no process: PALS's node 3
+	 * of 4 processes, 2 of them here, where no node count checks it. */
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=1", "PMI_SIZE=4",
+	    "PALS_LOCAL_RANKID=1", "PMI_LOCAL_SIZE=2", "PALS_NODEID=3",
+	    "PALS_APID=a", NULL) == -1);
+	CHECK_STR(err, "inconsistent environment: PALS_NODEID=3 nodes before "
+	    "this one and PMI_LOCAL_SIZE=2 processes on it are more than "
+	    "PMI_SIZE=4");
+	CHECK(detect(&t, err, sizeof(err), "PALS_RANKID=3", "PMI_SIZE=4",
+	    "PALS_LOCAL_RANKID=0", "PMI_LOCAL_SIZE=1", "PALS_NODEID=3",
+	    "PALS_APID=a", NULL) == 0);
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=1",
+	    "HOROVOD_GLOO_RENDEZVOUS_ADDR=10.0.0.1", NULL) == 0);
+	CHECK_STR(t.job_id, "horovod.10.0.0.1");
+	CHECK_STR(t.job_id_from, "HOROVOD_GLOO_RENDEZVOUS_ADDR");
 	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=0", "HOROVOD_SIZE=2",
 	    "HOROVOD_CROSS_RANK=0", NULL) == -1);
 	CHECK_STR(err, "HOROVOD_CROSS_RANK is set but HOROVOD_CROSS_SIZE is not");
+	/*
+	 * -H a:3,b:2,c:1: rank 3 (b's local rank 0) has cross size 3, and
+	 * 3 x 2 slots is the world size, but horovodrun numbers ranks host by
+	 * host: rank 3 of hosts of 2 would be local rank 1. Unknown, as on its
+	 * neighbour rank 4; and a cross rank that is not rank / local size is
+	 * no node index either.
+	 */
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=3", "HOROVOD_SIZE=6",
+	    "HOROVOD_LOCAL_RANK=0", "HOROVOD_LOCAL_SIZE=2",
+	    "HOROVOD_CROSS_RANK=1", "HOROVOD_CROSS_SIZE=3", NULL) == 0);
+	CHECK(t.v[AC_NODE] == -1 && t.v[AC_NNODES] == -1);
+	CHECK(strstr(t.hint, "different numbers of slots") != NULL);
+	CHECK(detect(&t, err, sizeof(err), "HOROVOD_RANK=1", "HOROVOD_SIZE=4",
+	    "HOROVOD_LOCAL_RANK=1", "HOROVOD_LOCAL_SIZE=2",
+	    "HOROVOD_CROSS_RANK=1", "HOROVOD_CROSS_SIZE=2", NULL) == 0);
+	CHECK(t.v[AC_NODE] == -1 && t.v[AC_NNODES] == -1);
 
 	/* A PyTorchJob pod without torchrun: the pod is the rank. */
 	CHECK(detect(&t, err, sizeof(err), "RANK=1", "WORLD_SIZE=16",

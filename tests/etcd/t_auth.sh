@@ -10,8 +10,8 @@
 PASS=s3cret-$RANDOM$RANDOM
 
 oneTimeSetUp() {
-	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; exit "$SKIP"; }
-	command -v openssl >/dev/null || { echo "openssl not installed: skipped" >&2; exit "$SKIP"; }
+	"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
+	command -v openssl >/dev/null || { echo "openssl not installed: skipped" >&2; skip_suite; }
 	local d; d=$(scratch)/ca; mkdir -p "$d"
 	# A CA, and a certificate for 127.0.0.1 signed by it.
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=accelctl-test-ca \

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 oneTimeSetUp() {
-	command -v mpiexec.hydra >/dev/null || { echo "mpiexec.hydra not installed: skipped" >&2; exit "$SKIP"; }
+	command -v mpiexec.hydra >/dev/null || { echo "mpiexec.hydra not installed: skipped" >&2; skip_suite; }
 }
 
 testFourProcesses() {

@@ -12,7 +12,7 @@ oneTimeSetUp() {
 	SL=$(scratch)/slurm; mkdir -p "$SL"
 	local conf rc
 	conf=$(bash "$ACCELCTL_SRC/tests/integration/slurm.sh" start "$SL" 4); rc=$?
-	[ $rc = 77 ] && exit "$SKIP"
+	[ $rc = 77 ] && skip_suite
 	[ $rc = 0 ] || { echo "Slurm did not start" >&2; tail -n 20 "$SL"/*.log >&2; exit 1; }
 	eval "$conf"
 	redis_start

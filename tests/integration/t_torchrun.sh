@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 oneTimeSetUp() {
-	command -v torchrun >/dev/null || { echo "torchrun not installed: skipped" >&2; exit "$SKIP"; }
+	command -v torchrun >/dev/null || { echo "torchrun not installed: skipped" >&2; skip_suite; }
 	redis_start
 }
 

@@ -6,7 +6,7 @@
 # redis_start [ARGS...]: start redis-server with extra ARGS; sets REDIS_PORT,
 # REDIS_SOCK, REDIS_DIR. Skips the suite (exit 77) when redis-server is missing.
 redis_start() {
-	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; exit "$SKIP"; }
+	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; skip_suite; }
 	REDIS_DIR=$(scratch)/redis
 	mkdir -p "$REDIS_DIR"
 	REDIS_PORT=${REDIS_PORT:-$(free_port)}

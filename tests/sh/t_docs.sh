@@ -113,6 +113,18 @@ testHelpUsagesWhole() {
 	assertContains "exit code 129 listed" "$out" "  129  "
 }
 
+# --help fits a terminal of 80 columns: summaries wrap under themselves too (print,
+# main-first and status ran to 85, 81 and 89 columns), and its exit codes say who
+# passes CMD's own status through (DESIGN.md section 3), as the README does.
+testHelpFits80Columns() {
+	run -- --help
+	assertEquals "lines of --help over 80 columns" "" "$(printf '%s\n' "$out" | awk 'length($0) > 80')"
+	assertContains "a wrapped summary continues under itself" "$out" \
+		"$(printf '%-31s%s' '' 'node only')"
+	assertContains "who passes CMD's status through" "$out" \
+		"  other    CMD's own exit status (on-*, main-first, --wait, --status)"
+}
+
 testManLint() {
 	command -v mandoc >/dev/null || startSkipping
 	local lint
@@ -164,6 +176,17 @@ testOptionsDocumented() {
 				fail "man/accelctl.1 does not document $o of $c"
 		done
 	done
+}
+
+# An Indexed Job has no identity in its environment: the docs that tell a user to set its
+# count also tell them to set ACCELCTL_JOB_ID (else two Jobs on one Redis meet as "default").
+testIndexedJobIdentity() {
+	run JOB_COMPLETION_INDEX=1 ACCELCTL_WORLD_SIZE=3 -- info
+	assertContains "no identity of its own" "$out" "job_id            default (default)"
+	assertContains "README: the count and the id" "$(tr '\n' ' ' <"$ACCELCTL_SRC/README.md")" \
+		"in an Indexed Job's pod template (with \`ACCELCTL_JOB_ID\`"
+	assertContains "man page: the count and the id" \
+		"$(awk '/^\.Li k8s-indexed-job/ { on = 1 } on && /^\.It/ { exit } on' "$MAN")" "ACCELCTL_JOB_ID"
 }
 
 load_shunit2

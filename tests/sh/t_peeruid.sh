@@ -9,10 +9,10 @@ oneTimeSetUp() {
 	: "${PROTO_CLIENT:?}"
 	if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
 		echo "needs root and runuser: skipped" >&2
-		exit "$SKIP"
+		skip_suite
 	fi
 	id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
-		{ echo "cannot create $USER_NAME: skipped" >&2; exit "$SKIP"; }
+		{ echo "cannot create $USER_NAME: skipped" >&2; skip_suite; }
 	BASE=$(mktemp -d /tmp/accelctl-peer.XXXXXX)
 	chmod 755 "$BASE"
 	RT=$BASE/rt

@@ -61,4 +61,26 @@ testFluxUnevenMap() {
 	assertContains "Flux's identity" "$out" "job_id            flux.fx1 (FLUX_JOB_ID)"
 }
 
+# A helper refuses a client whose local rank or size is unknown ("HELLO with impossible
+# ranks"): helper start left one running that refused every client (helper status and
+# stop then exited 125, "did not confirm"), status said "did not answer" (125).
+testHelperNeedsTheLocalLayout() {
+	local c
+	for c in "helper start" "helper run" "helper status" "helper stop" "status"; do
+		set -f; in_env "$FLUX" -- $c; set +f
+		assertEquals "$c: exit 2 ($err)" 2 "$rc"
+		assertContains "$c names what to set" "$err" "set ACCELCTL_LOCAL_WORLD_SIZE"
+		assertContains "$c says why" "$err" "no block task map"
+	done
+	set -f; in_env "FLUX_TASK_RANK=1 FLUX_JOB_SIZE=4 FLUX_JOB_NNODES=2" -- helper start; set +f
+	assertEquals "no local rank: exit 2 ($err)" 2 "$rc"
+	assertContains "names the local rank" "$err" "set ACCELCTL_LOCAL_RANK"
+	assertEquals "no helper was started" "" "$(ls "$RT")"
+	# Given, the helper starts and answers.
+	set -f; in_env "$FLUX ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_NODE_RANK=0" -- helper start; set +f
+	assertRc 0 "helper start with the layout set"
+	set -f; in_env "$FLUX ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_NODE_RANK=0" -- helper stop; set +f
+	assertRc 0 "helper stop"
+}
+
 load_shunit2

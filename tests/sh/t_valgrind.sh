@@ -4,7 +4,7 @@
 . "$(dirname "$0")/redis.sh"
 
 oneTimeSetUp() {
-	command -v valgrind >/dev/null || { echo "valgrind not installed: skipped" >&2; exit "$SKIP"; }
+	command -v valgrind >/dev/null || { echo "valgrind not installed: skipped" >&2; skip_suite; }
 }
 
 # vg VAR=VALUE... -- ARGS...: accelctl ARGS under valgrind; fails on any error or leak.
