@@ -229,10 +229,20 @@ main(void)
 		return 1;
 	close(fd);
 	test_empty_result_then_more(path);
+	/* The best of three replays of each: a busy machine's other work
+	 * lands in one of them, rarely in all. */
 	write_journal(path, n / 2);
 	t1 = replay(path, n / 2);
+	for (int i = 0; i < 2; i++) {
+		double t = replay(path, n / 2);
+		t1 = t < t1 ? t : t1;
+	}
 	write_journal(path, n);
 	t2 = replay(path, n);
+	for (int i = 0; i < 2; i++) {
+		double t = replay(path, n);
+		t2 = t < t2 ? t : t2;
+	}
 	printf("replay: %ld collectives in %.1f ms, %ld in %.1f ms (ratio %.2f)\n",
 	    n / 2, t1 * 1000, n, t2 * 1000, t2 / (t1 > 0 ? t1 : 1e-9));
 	/* Well within the second a replaced helper has; and linear: twice the
