@@ -270,6 +270,39 @@ testServerEndIsKept() {
 	assertFalse "the directory went with the script" "[ -e '$d' ]"
 }
 
+# Ranks already waiting when the server gives up (local main or not, on either
+# node) leave within seconds with 125 naming its end, not at their deadline
+# with "rendezvous unreachable".
+testServerEndWhileWaiting() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		accelctl launch --nnodes 2 -n 2 --tag -- sh -c "
+			if [ \$ACCELCTL_RANK = 0 ]; then n=never; else n=mid; fi
+			accelctl barrier --timeout 50s \$n; echo rc=\$?" >"$TMPDIR/ranks" 2>&1 &
+		l=$!
+		sleep 2
+		for i in 1 2 3 4; do
+			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
+			kill -9 "$pid"
+			n=0
+			while [ $n -lt 400 ] && [ ! -e "$d/ended" ] &&
+				[ "$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")" = "$pid" ]; do
+				sleep 0.05; n=$((n + 1))
+			done
+		done
+		t0=$(date +%s)
+		wait $l
+		echo "left after $(( $(date +%s) - t0 ))s"
+		cat "$TMPDIR/ranks"'
+	assertEquals "every rank 125: $out" 4 "$(printf '%s\n' "$out" | grep -c ': rc=125$')"
+	local s; s=$(printf '%s\n' "$out" | sed -n 's/^left after \([0-9]*\)s$/\1/p')
+	assertTrue "they left within 10 s of the end, not at 50 s: $out" "[ '${s:-99}' -le 10 ]"
+	assertContains "$out" "accelctl: barrier: 'mid': the job's rendezvous server (accelctl rendezvous start) has ended: redis-server (pid"
+	assertContains "$out" "accelctl: barrier: 'never': the job's rendezvous server"
+	assertNotContains "$out" "timed out"
+}
+
 # The multi-node error without a rendezvous names both ways out.
 testNoRendezvousMessage() {
 	run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
