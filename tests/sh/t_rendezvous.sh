@@ -227,6 +227,11 @@ testStartWithStdoutClosed() {
 	assertContains "$out" "rc=125"
 	assertContains "$err" "accelctl: rendezvous: write error on standard output: Bad file descriptor"
 	assertEquals "no server, no directory left: $out" "rc=125" "$out"
+	job bash 'accelctl rendezvous start >/dev/full; echo "rc=$?"; ls -A "$HOME/.accelctl"'
+	assertEquals "a full disk: no server, no directory left: $out" "rc=125" "$out"
+	assertEquals "the write error said once: $err" 1 \
+		"$(printf '%s\n' "$err" | grep -c 'write error on standard output: No space left on device')"
+	assertEquals "and nothing else: $err" 1 "$(printf '%s\n' "$err" | wc -l)"
 }
 
 # The server dies a 4th time (after its 3 restarts): the directory and its log
