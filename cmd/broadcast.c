@@ -107,6 +107,11 @@ exec_broadcast(const struct ac_cmd *self, struct ac_args *a)
 		return rc;
 	if (t.v[AC_WORLD] == 1 || t.v[AC_RANK] != 0) {
 		if (t.v[AC_WORLD] == 1) {
+			long ms;
+			/* Nobody to wait for; the timeout is still checked, as
+			 * barrier's: a typo is exit 2 in a job of one, too. */
+			if (ac_timeout_ms(a->val[OPT_TIMEOUT], &ms) == -1)
+				return AC_EXIT_USAGE;
 			if ((rc = a->npos > 1 ? value_arg(a, &value, &n) :
 			    read_stdin(&value, &n)) != 0)
 				return rc;

@@ -24,8 +24,13 @@ exec_main_first(const struct ac_cmd *self, struct ac_args *a)
 	(void)self;
 	if ((rc = ac_cmd_sync_topo(&t, local)) != 0)
 		return rc;
-	if (t.v[AC_WORLD] == 1)
+	if (t.v[AC_WORLD] == 1) {
+		long ms;
+		/* Nobody waits; the timeout is still checked, as barrier's. */
+		if (ac_timeout_ms(a->val[OPT_TIMEOUT], &ms) == -1)
+			return AC_EXIT_USAGE;
 		return ac_exec(a->child);
+	}
 	mine = local ? t.v[AC_LRANK] : t.v[AC_RANK];
 	if ((rc = ac_cmd_sync_init(&s, &t, a->val[OPT_TIMEOUT], AC_OP_RESULT,
 	    local ? AC_SCOPE_NODE : AC_SCOPE_JOB,

@@ -339,7 +339,9 @@ start_failed(int argc, char **argv, int rc)
 		    strcmp(argv[i + 1], "fish") == 0))
 			fish = 1;
 	}
-	if (!start || isatty(STDOUT_FILENO))
+	/* A stdout that already failed (closed, /dev/full) takes no
+	 * statement either: its error was said once, not twice. */
+	if (!start || isatty(STDOUT_FILENO) || ferror(stdout))
 		return;
 	if (fish)
 		printf("false;\n");

@@ -163,8 +163,13 @@ ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
 	} else if (ac_cmd_topo(&t) == -1)
 		return AC_EXIT_USAGE;
 	/* One process runs every on-* whatever N, as Accelerate does. */
-	if (t.v[AC_WORLD] == 1)
+	if (t.v[AC_WORLD] == 1) {
+		long ms;
+		/* Nobody waits; --wait's timeout is still checked, as barrier's. */
+		if (a->seen[0] && ac_timeout_ms(a->val[1], &ms) == -1)
+			return AC_EXIT_USAGE;
 		return ac_exec(a->child);
+	}
 	mine = local ? t.v[AC_LRANK] : t.v[AC_RANK];
 	size = local ? t.v[AC_LSIZE] : t.v[AC_WORLD];
 	/*

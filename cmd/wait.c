@@ -56,16 +56,12 @@ ac_cmd_sync_topo(struct ac_topo *t, int node_scope)
 		return AC_EXIT_USAGE;
 	}
 	/* Checked here, so that a typo is exit 2 on every rank at once. */
-	char err[512], dir[600], ended[1100];
-	const char *pf = getenv("ACCELCTL_REDIS_PASSWORD_FILE");
+	char err[512], ended[1400];
 
 	/* The job's own server ("rendezvous start") gave up and took its
 	 * password away: that is its end, said as such, not a bad variable. */
-	if (pf != NULL && *pf != '\0' && access(pf, F_OK) == -1 &&
-	    ac_rdv_dir_from_env(dir, sizeof(dir), err, sizeof(err)) == 0 &&
-	    ac_rdv_ended(dir, ended, sizeof(ended))) {
-		ac_warnx("the job's rendezvous server (accelctl rendezvous start) "
-		    "has ended: %s (its log: %s/log)", ended, dir);
+	if (ac_rdv_job_ended(ended, sizeof(ended))) {
+		ac_warnx("%s", ended);
 		return AC_EXIT_FAILED;
 	}
 	if (ac_transport_check(rdv, getenv("ACCELCTL_REDIS_PASSWORD_FILE"), err,

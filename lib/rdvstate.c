@@ -394,3 +394,19 @@ ac_rdv_ended(const char *dir, char *why, size_t len)
 		snprintf(why, len, "(no reason recorded)");
 	return 1;
 }
+
+int
+ac_rdv_job_ended(char *msg, size_t len)
+{
+	const char *pf = getenv("ACCELCTL_REDIS_PASSWORD_FILE");
+	char dir[600], err[256], ended[1100];
+
+	/* The password goes after the reason is written (ac_rdv_end_write). */
+	if (pf == NULL || *pf == '\0' || access(pf, F_OK) == 0 ||
+	    ac_rdv_dir_from_env(dir, sizeof(dir), err, sizeof(err)) == -1 ||
+	    !ac_rdv_ended(dir, ended, sizeof(ended)))
+		return 0;
+	snprintf(msg, len, "the job's rendezvous server (accelctl rendezvous "
+	    "start) has ended: %s (its log: %s/log)", ended, dir);
+	return 1;
+}

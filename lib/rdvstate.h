@@ -63,6 +63,14 @@ int ac_rdv_dir_from_env(char *dir, size_t len, char *err, size_t errlen);
 int ac_rdv_end_write(const char *dir, const char *why);
 int ac_rdv_ended(const char *dir, char *why, size_t len);
 
+/*
+ * The job's own server (ACCELCTL_REDIS_PASSWORD_FILE of "rendezvous start")
+ * ended for good: 1 with the line a rank says in MSG ("the job's rendezvous
+ * server ... has ended: WHY (its log: DIR/log)"), else 0. For the check
+ * before a wait and for a rank already waiting (sync.c).
+ */
+int ac_rdv_job_ended(char *msg, size_t len);
+
 /* 1 while the supervisor of S runs on this host, else 0. */
 int ac_rdv_running(const struct ac_rdv_state *s);
 

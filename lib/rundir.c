@@ -191,14 +191,25 @@ holds_job(const char *dir, const char *job_id)
 	return yes;
 }
 
-/* $HOME/.accelctl/run.HOST, made on the way when CREATE; -1 without HOME. */
+/*
+ * $HOME/.accelctl/run.HOST, made on the way when CREATE; -1 without HOME, or
+ * when $HOME/.accelctl is not a directory of ours that only we can write
+ * (why into BAD): a HOME others can write (HOME=/tmp, a shared project
+ * directory) would let them make it first, a link or a directory of theirs,
+ * and move our run.HOST away under a job, whose later ranks would then
+ * make another and never meet the first (rendezvous start's default_parent
+ * refuses the same).
+ */
 static int
-home_dir(char *out, size_t len, int create)
+home_dir(char *out, size_t len, int create, char *bad, size_t badlen)
 {
 	const char *home = getenv("HOME");
-	char host[72] = "";
+	char host[72] = "", u[80];
+	struct stat st;
 	int n;
 
+	if (badlen > 0)
+		bad[0] = '\0';
 	if (home == NULL || *home != '/')
 		return -1;
 	if (gethostname(host, sizeof(host) - 1) == -1 || host[0] == '\0')
@@ -213,6 +224,15 @@ home_dir(char *out, size_t len, int create)
 		return -1;
 	if (create)
 		(void)mkdir(out, 0700);	/* run.HOST itself is checked */
+	if (lstat(out, &st) == 0 && (!S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid() || (st.st_mode & 022) != 0)) {
+		snprintf(bad, badlen, "%.300s is %s of uid %ld%s%s", out,
+		    S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ?
+		    "a directory" : "not a directory", (long)st.st_uid,
+		    user_of(st.st_uid, u, sizeof(u)), st.st_uid == getuid() ?
+		    " that others can write" : ", another user");
+		return -1;
+	}
 	n = snprintf(out, len, "%s/.accelctl/run.%s", home, host);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -246,7 +266,8 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 	snprintf(cand[n++], sizeof(cand[0]), "/tmp/accelctl-%ld",
 	    (long)getuid());
 	int tmp = n - 1;
-	if (home_dir(cand[n], sizeof(cand[0]), 0) == 0)
+	char homebad[400];
+	if (home_dir(cand[n], sizeof(cand[0]), 0, homebad, sizeof(homebad)) == 0)
 		n++;
 	/* Another user's name in /tmp is theirs, not our mistake: then the
 	 * home directory, where they cannot make it first. */
@@ -274,8 +295,16 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 		}
 	for (int i = 0; i < n; i++) {
 		normalize(cand[i], p->dir, sizeof(p->dir));
-		if (i == n - 1 && i > tmp && create)
-			home_dir(cand[i], sizeof(cand[0]), 1);
+		if (i == n - 1 && i > tmp && create &&
+		    home_dir(cand[i], sizeof(cand[0]), 1, homebad,
+		    sizeof(homebad)) == -1) {
+			/* Made by another between the look and the mkdir. */
+			snprintf(err, errlen, "%.500s; and %.380s (set "
+			    "ACCELCTL_RUNTIME_DIR to a directory of yours)", whyhome,
+			    homebad);
+			errno = EPERM;
+			return -1;
+		}
 		fd = open_private(p->dir, create, &owner, i == tmp ? e2 : err,
 		    i == tmp ? sizeof(e2) : errlen);
 		if (fd != -1) {
@@ -293,10 +322,11 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 
 			if (owner >= 0 && owner != (long)getuid())
 				snprintf(err, errlen, "runtime directory %.200s "
-				    "belongs to uid %ld%s, another user: set "
+				    "belongs to uid %ld%s, another user%s%.380s: set "
 				    "ACCELCTL_RUNTIME_DIR to a directory of yours "
 				    "(or HOME, for $HOME/.accelctl)", p->dir, owner,
-				    user_of((uid_t)owner, u, sizeof(u)));
+				    user_of((uid_t)owner, u, sizeof(u)), homebad[0] ?
+				    ", and " : "", homebad);
 			else
 				snprintf(err, errlen, "%s", e2);
 			errno = saved;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "rdvstate.h"
 #include "msg.h"
 #include "parent.h"
 #include "run.h"
@@ -228,6 +229,8 @@ arrive_retrying(const struct ac_topo *t, struct ac_sync *s)
 	}
 }
 
+#define ENDED_CHECK_MS	2000
+
 /* Read frames until RELEASE. 0, -1 (helper gone), or an exit code. */
 static int
 await(struct ac_sync *s)
@@ -237,10 +240,27 @@ await(struct ac_sync *s)
 	size_t n;
 	const uint8_t *p;
 
+	/* The job's own server ("rendezvous start"): its end is looked for
+	 * every ENDED_CHECK_MS while we wait, by every rank (progress reaches
+	 * only local main), so that a rank already waiting when it gives up
+	 * exits 125 naming it, not at its deadline. */
+	const char *pf = getenv("ACCELCTL_REDIS_PASSWORD_FILE");
+	int own = pf != NULL && *pf != '\0';
+
 	for (;;) {
 		long hard = s->role == AC_ROLE_SOURCE ? -1 : s->deadline + GRACE_MS;
-		int type = ac_client_recv(&s->c, hard, &r);
+		long until = hard, soon = (long)ac_now_ms() + ENDED_CHECK_MS;
+		int type;
 
+		if (own && (until < 0 || soon < until))
+			until = soon;
+		type = ac_client_recv(&s->c, until, &r);
+		if (type == -2 && until != hard) {
+			if (!ac_rdv_job_ended(text, sizeof(text)))
+				continue;
+			ac_warnx("%s: %s", s->what, text);
+			return AC_EXIT_FAILED;
+		}
 		switch (type) {
 		case AC_MSG_RELEASE:
 			s->result = ac_get_i64(&r);
@@ -270,6 +290,10 @@ await(struct ac_sync *s)
 			return orphaned(s);
 		case AC_MSG_TIMEOUT:
 		case -2:
+			if (ac_rdv_job_ended(text, sizeof(text))) {
+				ac_warnx("%s: %s", s->what, text);
+				return AC_EXIT_FAILED;
+			}
 			if (type == AC_MSG_TIMEOUT)
 				ac_get_str(&r, text, sizeof(text));
 			else

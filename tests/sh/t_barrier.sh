@@ -76,6 +76,25 @@ testZeroAndEmptyTimeout() {
 		assertOneLineErr
 		run ACCELCTL_TIMEOUT="$t" -- barrier x
 		assertRc 2 "ACCELCTL_TIMEOUT=$t, one process"
+		# A job of one has nobody to wait for, and is still told: a
+		# typo found there is not a surprise on the cluster.
+		for cmd in "barrier x" "broadcast x v" "main-first -- true" "main-first --local -- true" \
+		    "on-main --wait -- true" "on-local-main --wait -- true" "on-process --wait 0 -- true"; do
+			# shellcheck disable=SC2086
+			run -- ${cmd%% *} --timeout "$t" ${cmd#* }
+			assertRc 2 "$cmd --timeout $t, one process"
+			assertErrMatches "invalid --timeout '$t': must be more than 0"
+			assertEquals "$cmd --timeout $t, one process: no output" "" "$out"
+			# shellcheck disable=SC2086
+			run ACCELCTL_TIMEOUT="$t" -- ${cmd}
+			assertRc 2 "$cmd, ACCELCTL_TIMEOUT=$t, one process"
+		done
+	done
+	for cmd in "broadcast x v" "main-first -- true" "on-main --wait -- true"; do
+		# shellcheck disable=SC2086
+		run -- ${cmd%% *} --timeout= ${cmd#* }
+		assertRc 2 "$cmd --timeout=, one process"
+		assertErrMatches "invalid --timeout '': not a duration"
 	done
 	# shellcheck disable=SC2086
 	run $two -- barrier --timeout "" x

@@ -193,6 +193,38 @@ testTmpTakenByAnotherUser() {
 	rm -rf "/tmp/accelctl-$OUID"
 }
 
+# A HOME others can write (HOME=/tmp, a shared project directory): another user
+# who made /tmp/accelctl-UID can make $HOME/.accelctl first too (a directory or a
+# link of theirs) and move the job's run.HOST away under it. Refused, naming
+# both, as rendezvous start refuses its default there; so is our own
+# .accelctl that others can write.
+testHomeTakenByAnotherUser() {
+	needOther
+	rm -rf "/tmp/accelctl-$OUID"
+	mkdir -m 755 "/tmp/accelctl-$OUID"
+	local pub=$BASE/pubhome how
+	for how in dir link mine; do
+		rm -rf "$pub" "$BASE/theirs"
+		mkdir -m 1777 "$pub"
+		case $how in
+		dir) mkdir -m 777 "$pub/.accelctl" ;;
+		link) mkdir -m 777 "$BASE/theirs"; ln -s "$BASE/theirs" "$pub/.accelctl" ;;
+		mine) mkdir -m 777 "$pub/.accelctl"; chown "$OTHER" "$pub/.accelctl"; chmod 777 "$pub/.accelctl" ;;
+		esac
+		as_other HOME="$pub" ACCELCTL_JOB_ID=home$how $TWO0 -- barrier --timeout 2s t
+		assertRc 2 "$how: $pub/.accelctl not theirs alone"
+		assertErrMatches "runtime directory /tmp/accelctl-$OUID belongs to uid 0 (root), another user, and $pub/.accelctl is "
+		case $how in
+		dir) assertErrMatches "$pub/.accelctl is a directory of uid 0 (root), another user: set ACCELCTL_RUNTIME_DIR" ;;
+		link) assertErrMatches "$pub/.accelctl is a symbolic link of uid 0 (root), another user" ;;
+		mine) assertErrMatches "$pub/.accelctl is a directory of uid $OUID ($OTHER) that others can write" ;;
+		esac
+		assertOneLineErr
+		assertEquals "$how: nothing made in it" "" "$(find "$pub/.accelctl/" "$BASE/theirs" -mindepth 1 2>/dev/null)"
+	done
+	rm -rf "$pub" "$BASE/theirs" "/tmp/accelctl-$OUID"
+}
+
 # The other user removes their directory while the job runs: ranks that start
 # later go where the job's first ranks are, not to the freed name.
 testTakenThenFreedMidJob() {

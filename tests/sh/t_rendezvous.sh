@@ -227,6 +227,11 @@ testStartWithStdoutClosed() {
 	assertContains "$out" "rc=125"
 	assertContains "$err" "accelctl: rendezvous: write error on standard output: Bad file descriptor"
 	assertEquals "no server, no directory left: $out" "rc=125" "$out"
+	job bash 'accelctl rendezvous start >/dev/full; echo "rc=$?"; ls -A "$HOME/.accelctl"'
+	assertEquals "a full disk: no server, no directory left: $out" "rc=125" "$out"
+	assertEquals "the write error said once: $err" 1 \
+		"$(printf '%s\n' "$err" | grep -c 'write error on standard output: No space left on device')"
+	assertEquals "and nothing else: $err" 1 "$(printf '%s\n' "$err" | wc -l)"
 }
 
 # The server dies a 4th time (after its 3 restarts): the directory and its log
@@ -268,6 +273,39 @@ testServerEndIsKept() {
 	local i=0
 	while [ -e "$d" ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
 	assertFalse "the directory went with the script" "[ -e '$d' ]"
+}
+
+# Ranks already waiting when the server gives up (local main or not, on either
+# node) leave within seconds with 125 naming its end, not at their deadline
+# with "rendezvous unreachable".
+testServerEndWhileWaiting() {
+	job bash '
+		eval "$(accelctl rendezvous start)" || exit
+		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
+		accelctl launch --nnodes 2 -n 2 --tag -- sh -c "
+			if [ \$ACCELCTL_RANK = 0 ]; then n=never; else n=mid; fi
+			accelctl barrier --timeout 50s \$n; echo rc=\$?" >"$TMPDIR/ranks" 2>&1 &
+		l=$!
+		sleep 2
+		for i in 1 2 3 4; do
+			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
+			kill -9 "$pid"
+			n=0
+			while [ $n -lt 400 ] && [ ! -e "$d/ended" ] &&
+				[ "$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")" = "$pid" ]; do
+				sleep 0.05; n=$((n + 1))
+			done
+		done
+		t0=$(date +%s)
+		wait $l
+		echo "left after $(( $(date +%s) - t0 ))s"
+		cat "$TMPDIR/ranks"'
+	assertEquals "every rank 125: $out" 4 "$(printf '%s\n' "$out" | grep -c ': rc=125$')"
+	local s; s=$(printf '%s\n' "$out" | sed -n 's/^left after \([0-9]*\)s$/\1/p')
+	assertTrue "they left within 10 s of the end, not at 50 s: $out" "[ '${s:-99}' -le 10 ]"
+	assertContains "$out" "accelctl: barrier: 'mid': the job's rendezvous server (accelctl rendezvous start) has ended: redis-server (pid"
+	assertContains "$out" "accelctl: barrier: 'never': the job's rendezvous server"
+	assertNotContains "$out" "timed out"
 }
 
 # The multi-node error without a rendezvous names both ways out.
