@@ -10,31 +10,44 @@
 #define MAX_MS (30L * 24 * 3600 * 1000)
 
 int
+ac_parse_units(const char *s, const struct ac_unit *units, size_t n, long max,
+    long *out, const char *what, const char **why)
+{
+	char digits[32];
+	size_t nd = strspn(s, "0123456789");
+	long v;
+
+	*why = what;
+	if (nd == 0 || nd >= sizeof(digits))
+		return -1;
+	memcpy(digits, s, nd);
+	digits[nd] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(s + nd, units[i].suffix) != 0)
+			continue;
+		if (ac_parse_uint(digits, max / units[i].mult, &v, why) == -1) {
+			*why = "too large";
+			return -1;
+		}
+		*out = v * units[i].mult;
+		return 0;
+	}
+	return -1;
+}
+
+int
 ac_parse_duration(const char *s, long *ms, const char **why)
 {
-	static const struct { const char *suffix; long mult; } units[] = {
+	static const struct ac_unit units[] = {
 		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
 		{ "d", 86400000 }, { "", 1000 },
 	};
-	char digits[32];
-	size_t n = strspn(s, "0123456789");
-	long v;
 
-	*why = "not a duration (like 90s, 30m, 2h, 500ms)";
-	if (n == 0 || n >= sizeof(digits))
-		return -1;
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(s + n, units[i].suffix) != 0)
-			continue;
-		if (ac_parse_uint(digits, MAX_MS / units[i].mult, &v, why) == -1) {
-			*why = "too long (at most 30 days)";
-			return -1;
-		}
-		*ms = v * units[i].mult;
+	if (ac_parse_units(s, units, sizeof(units) / sizeof(units[0]), MAX_MS,
+	    ms, "not a duration (like 90s, 30m, 2h, 500ms)", why) == 0)
 		return 0;
-	}
+	if (strcmp(*why, "too large") == 0)
+		*why = "too long (at most 30 days)";
 	return -1;
 }
 

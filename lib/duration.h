@@ -2,6 +2,22 @@
 #ifndef ACCELCTL_DURATION_H
 #define ACCELCTL_DURATION_H
 
+#include <stddef.h>
+
+/* A unit of a number with a unit: its suffix ("" for a bare number) and what one is worth. */
+struct ac_unit {
+	const char	*suffix;
+	long		 mult;
+};
+
+/*
+ * Parse S as digits and one of the N UNITS; store the value times the unit's
+ * worth in *OUT, at most MAX. 0, or -1 with *WHY (WHAT when no unit fits,
+ * "too large" past MAX).
+ */
+int ac_parse_units(const char *s, const struct ac_unit *units, size_t n,
+    long max, long *out, const char *what, const char **why);
+
 /* Store S in milliseconds in *MS (at most 30 days). Returns 0, or -1 with *WHY. */
 int ac_parse_duration(const char *s, long *ms, const char **why);
 

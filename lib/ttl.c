@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duration.h"
 #include "num.h"
 #include "ttl.h"
 
@@ -18,37 +19,26 @@
 int
 ac_ttl_parse(const char *s, long *secs, const char **why)
 {
-	static const struct { const char *suffix; long mult; } units[] = {
+	static const struct ac_unit units[] = {
 		{ "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 },
 	};
-	char digits[32];
-	size_t n;
 	long v;
 
 	*secs = AC_TTL_DEFAULT;
 	if (s == NULL || *s == '\0')
 		return 0;
-	n = strspn(s, "0123456789");
-	*why = "not a lifetime (seconds, or like 90s, 30m, 12h, 1d)";
-	if (n == 0 || n >= sizeof(digits))
-		return -1;
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(s + n, units[i].suffix) != 0)
-			continue;
-		if (ac_parse_uint(digits, TTL_MAX / units[i].mult, &v, why) == -1) {
+	if (ac_parse_units(s, units, sizeof(units) / sizeof(units[0]), TTL_MAX,
+	    &v, "not a lifetime (seconds, or like 90s, 30m, 12h, 1d)", why) == -1) {
+		if (strcmp(*why, "too large") == 0)
 			*why = "too long (at most 10 years)";
-			return -1;
-		}
-		if (v == 0) {
-			*why = "must be at least 1 second";
-			return -1;
-		}
-		*secs = v * units[i].mult;
-		return 0;
+		return -1;
 	}
-	return -1;
+	if (v == 0) {
+		*why = "must be at least 1 second";
+		return -1;
+	}
+	*secs = v;
+	return 0;
 }
 
 int
