@@ -34,7 +34,9 @@ static void x_publish(struct ac_job *j, struct ac_coll *c) { (void)j; (void)c; p
 static void x_coll(struct ac_job *j, struct ac_coll *c) { (void)j; (void)c; }
 static void x_job(struct ac_job *j) { (void)j; }
 static const char *x_node(long n) { (void)n; return NULL; }
-static void x_withdraw(struct ac_job *j, struct ac_coll *c) { (void)j; c->xwd = 0; withdrawn++; }
+/* wd_acked 0: the transport is down, the withdrawal stays owed (xwd). */
+static int wd_acked = 1;
+static void x_withdraw(struct ac_job *j, struct ac_coll *c) { (void)j; if (wd_acked) c->xwd = 0; withdrawn++; }
 
 static const struct ac_xport stub = {
 	.name = "stub", .fds = x_fds, .events = x_events, .timer = x_timer,
@@ -217,6 +219,54 @@ test_empty_result_then_more(const char *path)
 	ac_job_free(&j);
 }
 
+/*
+ * A rank leaves a barrier this node had posted across nodes while the
+ * transport is down (the withdrawal is owed), the journal is compacted, and
+ * the helper is killed: its replacement must still take the node's arrival
+ * back. The compacted journal had kept the remaining arrival only: the
+ * replacement never withdrew, and the other nodes passed on the stale
+ * arrival before the restarted rank entered.
+ */
+static void
+test_withdraw_owed_compacted(const char *path)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	struct ac_keygen *k;
+
+	new_job(&j);
+	unlink(path);
+	CHECK(ac_journal_open(&j, path) == 0);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:owed", 0, 0);
+	c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:owed", 0, 0);
+	CHECK(c != NULL && c->xsent);
+	wd_acked = 0;
+	CHECK(ac_job_withdraw(&j, 1, "b:owed", 0) == 0);
+	wd_acked = 1;
+	CHECK(c->xwd);
+	setenv("ACCELCTL_JOURNAL_MAX", "1", 1);
+	ac_journal_compact(&j, path);
+	unsetenv("ACCELCTL_JOURNAL_MAX");
+	CHECK(j.journal_compacted > 0);
+	close(j.journal);
+	ac_job_free(&j);
+
+	new_job(&j);
+	wd_acked = 0;		/* not connected yet while it replays */
+	CHECK(ac_journal_open(&j, path) == 0);
+	wd_acked = 1;
+	c = ac_job_find(&j, "b:owed", 0);
+	CHECK(c != NULL && c->xwd && !c->xsent && !c->done);
+	CHECK(c != NULL && c->narrived == 1 && c->arrived[0] && !c->arrived[1]);
+	CHECK((k = ac_job_key(&j, "b:owed")) != NULL && k->next_gen[0] == 1 &&
+	    k->next_gen[1] == 0);
+	close(j.journal);
+	ac_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -229,6 +279,7 @@ main(void)
 		return 1;
 	close(fd);
 	test_empty_result_then_more(path);
+	test_withdraw_owed_compacted(path);
 	write_journal(path, n / 2);
 	t1 = replay(path, n / 2);
 	write_journal(path, n);
