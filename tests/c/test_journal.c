@@ -393,6 +393,37 @@ test_many_names(const char *path, long n)
 	ac_job_free(&j);
 }
 
+/* Every local rank left a posted barrier while the transport was down:
+ * status still says the node's arrival is being taken back (it listed
+ * nothing in flight, while the other nodes still counted this one). */
+static void
+test_status_all_left(void)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	char buf[4096];
+
+	new_job(&j);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:gone", 0, 0);
+	c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:gone", 0, 0);
+	CHECK(c != NULL && c->xsent);
+	wd_acked = 0;
+	CHECK(ac_job_withdraw(&j, 0, "b:gone", 0) == 0);
+	CHECK(ac_job_withdraw(&j, 1, "b:gone", 0) == 0);
+	wd_acked = 1;
+	ac_job_gc(&j);
+	CHECK(ac_job_find(&j, "b:gone", 0) == c && c->xwd && c->narrived == 0);
+	ac_job_status(&j, buf, sizeof(buf));
+	CHECK(strstr(buf, "taking back node 0's arrival") != NULL);
+	CHECK(strstr(buf, "nothing in flight") == NULL);
+	if (strstr(buf, "taking back") == NULL)
+		fprintf(stderr, "status: %s", buf);
+	ac_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -407,6 +438,7 @@ main(void)
 	test_empty_result_then_more(path);
 	test_withdraw_owed_compacted(path);
 	test_torn_everywhere(path);
+	test_status_all_left();
 	test_many_names(path, n);
 	write_journal(path, n / 2);
 	t1 = replay(path, n / 2);
