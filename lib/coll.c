@@ -729,9 +729,11 @@ ac_job_status(const struct ac_job *j, char *buf, size_t len)
 
 		/* Nor one the transport failed for good (its waiters exited
 		 * 125, later ones will): it waits for nothing, as a lost
-		 * source's does not. */
+		 * source's does not. One every rank left is listed while the
+		 * transport still owes its withdrawal: the other nodes still
+		 * count this node's arrival. */
 		if (c->done || c->src == AC_SRC_LOST || c->xfailed != NULL ||
-		    c->narrived == 0)
+		    (c->narrived == 0 && !c->xwd))
 			continue;
 		ac_coll_summary(j, c, sum, sizeof(sum));
 		if (c->xwd)

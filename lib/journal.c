@@ -386,6 +386,24 @@ write_coll(struct ac_job *j, const struct ac_coll *c)
 			ac_journal_arrive(j, l, c->op, c->scope, l == src ?
 			    AC_ROLE_SOURCE : AC_ROLE_WAIT, c->key, 0, c->gen,
 			    c->source, c->status[l]);
+	/*
+	 * A withdrawal the transport still owes (it was down when a rank
+	 * left): the W records alone say so, and only after arrivals that
+	 * posted the barrier. Without them a helper killed after this
+	 * compaction never took the node's arrival back, and the other nodes
+	 * passed on it. The ranks that left arrive and leave again; the
+	 * replay posts nothing (the transport is not connected yet), and the
+	 * sweep after the connect sends the withdrawal.
+	 */
+	if (c->op == AC_OP_BARRIER && c->xwd && !c->done) {
+		for (long l = 0; l < j->lsize; l++)
+			if (!c->arrived[l])
+				ac_journal_arrive(j, l, c->op, c->scope,
+				    AC_ROLE_WAIT, c->key, 0, c->gen, c->source, 0);
+		for (long l = 0; l < j->lsize; l++)
+			if (!c->arrived[l])
+				ac_journal_withdraw(j, l, c);
+	}
 	if (c->op == AC_OP_RESULT && c->src == AC_SRC_DONE)
 		ac_journal_finish(j, c);
 	else if (c->src == AC_SRC_LOST)

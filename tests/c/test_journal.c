@@ -34,7 +34,9 @@ static void x_publish(struct ac_job *j, struct ac_coll *c) { (void)j; (void)c; p
 static void x_coll(struct ac_job *j, struct ac_coll *c) { (void)j; (void)c; }
 static void x_job(struct ac_job *j) { (void)j; }
 static const char *x_node(long n) { (void)n; return NULL; }
-static void x_withdraw(struct ac_job *j, struct ac_coll *c) { (void)j; c->xwd = 0; withdrawn++; }
+/* wd_acked 0: the transport is down, the withdrawal stays owed (xwd). */
+static int wd_acked = 1;
+static void x_withdraw(struct ac_job *j, struct ac_coll *c) { (void)j; if (wd_acked) c->xwd = 0; withdrawn++; }
 
 static const struct ac_xport stub = {
 	.name = "stub", .fds = x_fds, .events = x_events, .timer = x_timer,
@@ -217,6 +219,211 @@ test_empty_result_then_more(const char *path)
 	ac_job_free(&j);
 }
 
+/*
+ * A rank leaves a barrier this node had posted across nodes while the
+ * transport is down (the withdrawal is owed), the journal is compacted, and
+ * the helper is killed: its replacement must still take the node's arrival
+ * back. The compacted journal had kept the remaining arrival only: the
+ * replacement never withdrew, and the other nodes passed on the stale
+ * arrival before the restarted rank entered.
+ */
+static void
+test_withdraw_owed_compacted(const char *path)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	struct ac_keygen *k;
+
+	new_job(&j);
+	unlink(path);
+	CHECK(ac_journal_open(&j, path) == 0);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:owed", 0, 0);
+	c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:owed", 0, 0);
+	CHECK(c != NULL && c->xsent);
+	wd_acked = 0;
+	CHECK(ac_job_withdraw(&j, 1, "b:owed", 0) == 0);
+	wd_acked = 1;
+	CHECK(c->xwd);
+	setenv("ACCELCTL_JOURNAL_MAX", "1", 1);
+	ac_journal_compact(&j, path);
+	unsetenv("ACCELCTL_JOURNAL_MAX");
+	CHECK(j.journal_compacted > 0);
+	close(j.journal);
+	ac_job_free(&j);
+
+	new_job(&j);
+	wd_acked = 0;		/* not connected yet while it replays */
+	CHECK(ac_journal_open(&j, path) == 0);
+	wd_acked = 1;
+	c = ac_job_find(&j, "b:owed", 0);
+	CHECK(c != NULL && c->xwd && !c->xsent && !c->done);
+	CHECK(c != NULL && c->narrived == 1 && c->arrived[0] && !c->arrived[1]);
+	CHECK((k = ac_job_key(&j, "b:owed")) != NULL && k->next_gen[0] == 1 &&
+	    k->next_gen[1] == 0);
+	close(j.journal);
+	ac_job_free(&j);
+}
+
+/*
+ * A helper killed in the middle of an R or W record: the journal cut at
+ * every byte offset replays what came before the cut, and the torn record
+ * is dropped and cut off (the next record is never read into it).
+ */
+static void
+test_torn_everywhere(const char *path)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	struct ac_result r = { .status = 3, .failed = "1 (exit 3)",
+	    .payload = (const uint8_t *)"a\nR 0 0 0 0 b:x\n", .paylen = 16 };
+	char tpath[1100];
+	size_t r_end, w_end, total;
+	FILE *f;
+	char *data;
+
+	new_job(&j);
+	unlink(path);
+	CHECK(ac_journal_open(&j, path) == 0);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:r", 0, 0);
+	c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:r", 0, 3);
+	size_t r_start = j.journal_size;
+	ac_job_remote_done(&j, c->key, c->gen, &r);
+	r_end = j.journal_size;
+	CHECK(r_end > r_start);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:w", 0, 0);
+	arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:w", 0, 0);
+	size_t w_start = j.journal_size;
+	CHECK(ac_job_withdraw(&j, 1, "b:w", 0) == 0);
+	w_end = total = j.journal_size;
+	close(j.journal);
+	ac_job_free(&j);
+	CHECK((f = fopen(path, "rb")) != NULL && (data = malloc(total)) != NULL);
+	CHECK(fread(data, 1, total, f) == total);
+	fclose(f);
+	snprintf(tpath, sizeof(tpath), "%s.torn", path);
+	for (size_t off = r_start; off <= total; off++) {
+		struct ac_keygen *k;
+
+		CHECK((f = fopen(tpath, "wb")) != NULL);
+		CHECK(fwrite(data, 1, off, f) == off);
+		fclose(f);
+		new_job(&j);
+		CHECK(ac_journal_open(&j, tpath) == 0);
+		k = ac_job_key(&j, "b:r");
+		c = ac_job_find(&j, "b:r", 0);
+		if (off < r_end) {
+			CHECK(j.journal_size == r_start);
+			CHECK(c != NULL && !c->done);
+		} else {
+			CHECK(c != NULL && c->done && c->result == 3 &&
+			    c->paylen == 16 && memcmp(c->payload, r.payload, 16) == 0 &&
+			    strcmp(c->failed, "1 (exit 3)") == 0);
+			CHECK(k != NULL && k->last_done == c);
+		}
+		c = ac_job_find(&j, "b:w", 0);
+		k = ac_job_key(&j, "b:w");
+		if (off >= w_start && off < w_end)
+			CHECK(j.journal_size == w_start);
+		if (off == w_end)
+			CHECK(c != NULL && c->narrived == 1 && !c->arrived[1] &&
+			    k->next_gen[1] == 0);
+		else if (off >= w_start)
+			CHECK(c != NULL && c->narrived == 2 && c->xsent &&
+			    k->next_gen[1] == 1);
+		close(j.journal);
+		ac_job_free(&j);
+	}
+	free(data);
+	unlink(tpath);
+}
+
+/* N (20,000) distinct barrier names released across nodes, one in 1,000
+ * left by rank 1 first: the replay looks each up by hash, within a second. */
+static void
+test_many_names(const char *path, long n)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	struct ac_result r = { .failed = "" };
+	char key[64];
+	double t0, t;
+	long in_flight = 0;
+
+	new_job(&j);
+	unlink(path);
+	CHECK(ac_journal_open(&j, path) == 0);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	for (long i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "b:name%ld", i);
+		arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, key, 0, 0);
+		c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, key, 0, 0);
+		if (i % 1000 == 7) {
+			CHECK(ac_job_withdraw(&j, 1, key, 0) == 0);
+			c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, key, 0, 0);
+		}
+		ac_job_remote_done(&j, key, 0, &r);
+		ac_job_gc(&j);
+	}
+	close(j.journal);
+	ac_job_free(&j);
+
+	new_job(&j);
+	t0 = seconds();
+	CHECK(ac_journal_open(&j, path) == 0);
+	t = seconds() - t0;
+	printf("replay: %ld distinct names in %.1f ms\n", n, t * 1000);
+	CHECK(t < 1.0);
+	CHECK(j.nkeys == (size_t)n);
+	for (c = j.colls; c != NULL; c = c->next)
+		if (!c->done)
+			in_flight++;
+	CHECK(in_flight == 0);
+	snprintf(key, sizeof(key), "b:name%ld", (n - 1) / 1000 * 1000 + 7);
+	c = ac_job_find(&j, key, 0);
+	CHECK(c != NULL && c->done && c->narrived == 2);
+	close(j.journal);
+	ac_job_free(&j);
+}
+
+/* Every local rank left a posted barrier while the transport was down:
+ * status still says the node's arrival is being taken back (it listed
+ * nothing in flight, while the other nodes still counted this one). */
+static void
+test_status_all_left(void)
+{
+	struct ac_job j;
+	struct ac_coll *c;
+	char buf[4096];
+
+	new_job(&j);
+	CHECK(ac_job_shape(&j, 2, 4, 0, 2) == 0);
+	ac_job_hello(&j, 0, 0);
+	ac_job_hello(&j, 1, 1);
+	arrive(&j, 0, AC_OP_BARRIER, AC_ROLE_WAIT, "b:gone", 0, 0);
+	c = arrive(&j, 1, AC_OP_BARRIER, AC_ROLE_WAIT, "b:gone", 0, 0);
+	CHECK(c != NULL && c->xsent);
+	wd_acked = 0;
+	CHECK(ac_job_withdraw(&j, 0, "b:gone", 0) == 0);
+	CHECK(ac_job_withdraw(&j, 1, "b:gone", 0) == 0);
+	wd_acked = 1;
+	ac_job_gc(&j);
+	CHECK(ac_job_find(&j, "b:gone", 0) == c && c->xwd && c->narrived == 0);
+	ac_job_status(&j, buf, sizeof(buf));
+	CHECK(strstr(buf, "taking back node 0's arrival") != NULL);
+	CHECK(strstr(buf, "nothing in flight") == NULL);
+	if (strstr(buf, "taking back") == NULL)
+		fprintf(stderr, "status: %s", buf);
+	ac_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -229,6 +436,10 @@ main(void)
 		return 1;
 	close(fd);
 	test_empty_result_then_more(path);
+	test_withdraw_owed_compacted(path);
+	test_torn_everywhere(path);
+	test_status_all_left();
+	test_many_names(path, n);
 	/* The best of three replays of each: a busy machine's other work
 	 * lands in one of them, rarely in all. */
 	write_journal(path, n / 2);
