@@ -56,8 +56,10 @@ testStatusShowsWaitsInFlight() {
 	[ "$nn" = 1 ] || assertContains "$(cat "$d/status0")" "waiting for node $((nn - 1))"
 }
 
+# (A whole layout: where the local rank is unknown, status exits 2 naming
+# what to set, as every wait does there: sh.unknown.)
 testStatusWithoutHelper() {
-	run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_JOB_ID=nohelper ACCELCTL_RUNTIME_DIR="$(scratch)/none" -- status
+	run ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_JOB_ID=nohelper ACCELCTL_RUNTIME_DIR="$(scratch)/none" -- status
 	assertRc 0 "status without helper"
 	assertContains "$out" "no helper runs on this node: nothing in flight"
 	assertFalse "status did not create the directory" "[ -e '$(scratch)/none' ]"
