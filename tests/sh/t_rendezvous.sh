@@ -286,7 +286,12 @@ testServerEndWhileWaiting() {
 			if [ \$ACCELCTL_RANK = 0 ]; then n=never; else n=mid; fi
 			accelctl barrier --timeout 50s \$n; echo rc=\$?" >"$TMPDIR/ranks" 2>&1 &
 		l=$!
-		sleep 2
+		# Until the helpers of both nodes serve (the ranks wait).
+		n=0
+		until [ "$(ls "$TMPDIR"/accelctl-launch.*/node*/*.sock 2>/dev/null | wc -l)" -ge 2 ]; do
+			[ $n -lt 500 ] || { echo "the helpers did not start" >&2; exit 9; }
+			sleep 0.02; n=$((n + 1))
+		done
 		for i in 1 2 3 4; do
 			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
 			kill -9 "$pid"
