@@ -607,6 +607,15 @@ ac_econn_start(const struct ac_etcd_url *u, const struct ac_econn_hooks *h)
 	}
 	curl_multi_setopt(E.m, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(E.m, CURLMOPT_TIMERFUNCTION, on_timer);
+	/*
+	 * Idle connections kept for reuse: two. A burst (everything posted
+	 * again after a lost lease, a member change) opens one connection per
+	 * request in flight, and libcurl's default cache (four per handle it
+	 * has seen) kept them all, open and idle: a helper went from 19
+	 * descriptors to 127 under the chaos suite. A barrier needs one or two
+	 * requests at a time, besides the watch, which is not idle.
+	 */
+	curl_multi_setopt(E.m, CURLMOPT_MAXCONNECTS, 2L);
 	E.started = 1;
 	E.next_try = ac_now_ms();
 }
