@@ -238,20 +238,30 @@ testStartWithStdoutClosed() {
 # stay while the script runs, with the reason; waits exit 125 naming the end, not
 # 2 for a missing password; status says it; the script is told on its stderr;
 # everything goes when the script exits.
+# (In a job script.) kill_server_for_good DIR: kill the job's redis-server four
+# times, each time once its supervisor restarted it (or gave up): the fourth
+# death is its last.
+KILL_FOR_GOOD='
+kill_server_for_good() {
+	local i n pid
+	for i in 1 2 3 4; do
+		pid=$(awk "\$1 == \"redis\" { print \$2 }" "$1/state")
+		kill -9 "$pid"
+		n=0
+		while [ $n -lt 400 ] && [ ! -e "$1/ended" ] &&
+			[ "$(awk "\$1 == \"redis\" { print \$2 }" "$1/state")" = "$pid" ]; do
+			sleep 0.05; n=$((n + 1))
+		done
+	done
+}
+'
+
 testServerEndIsKept() {
-	job bash '
+	job bash "$KILL_FOR_GOOD"'
 		eval "$(accelctl rendezvous start)" || exit
 		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
 		echo "dir=$d"
-		for i in 1 2 3 4; do
-			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
-			kill -9 "$pid"
-			n=0
-			while [ $n -lt 400 ] && [ ! -e "$d/ended" ] &&
-				[ "$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")" = "$pid" ]; do
-				sleep 0.05; n=$((n + 1))
-			done
-		done
+		kill_server_for_good "$d"
 		n=0
 		while [ ! -e "$d/ended" ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 		accelctl launch --nnodes 2 -n 1 -- accelctl barrier --timeout 20s after; echo "barrier=$?"
@@ -279,7 +289,7 @@ testServerEndIsKept() {
 # node) leave within seconds with 125 naming its end, not at their deadline
 # with "rendezvous unreachable".
 testServerEndWhileWaiting() {
-	job bash '
+	job bash "$KILL_FOR_GOOD"'
 		eval "$(accelctl rendezvous start)" || exit
 		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
 		accelctl launch --nnodes 2 -n 2 --tag -- sh -c "
@@ -292,15 +302,7 @@ testServerEndWhileWaiting() {
 			[ $n -lt 500 ] || { echo "the helpers did not start" >&2; exit 9; }
 			sleep 0.02; n=$((n + 1))
 		done
-		for i in 1 2 3 4; do
-			pid=$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")
-			kill -9 "$pid"
-			n=0
-			while [ $n -lt 400 ] && [ ! -e "$d/ended" ] &&
-				[ "$(awk "\$1 == \"redis\" { print \$2 }" "$d/state")" = "$pid" ]; do
-				sleep 0.05; n=$((n + 1))
-			done
-		done
+		kill_server_for_good "$d"
 		t0=$(date +%s)
 		wait $l
 		echo "left after $(( $(date +%s) - t0 ))s"
