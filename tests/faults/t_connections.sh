@@ -150,10 +150,20 @@ testKeepaliveOnBothConnections() {
 	local n p lines
 	for n in 0 1; do
 		p=$(helper_pid "$d" "$n")
-		lines=$(ss -tnop state established "( dport = :$REDIS_PORT )" | grep "pid=$p,")
+		# ss shows one timer a socket: while a write is still unacknowledged
+		# (a keepalive PING, a poll) it shows the retransmission timer
+		# ("timer:(on,...)") instead, so wait the moment out, with a deadline.
+		eventually 10 both_keepalive "$p"
 		assertEquals "node $n's helper (pid $p) has 2 connections to Redis: $lines" 2 "$(printf '%s\n' "$lines" | grep -c .)"
 		assertEquals "both with TCP keepalive: $lines" 2 "$(printf '%s\n' "$lines" | grep -c 'timer:(keepalive')"
 	done
+}
+
+# both_keepalive PID: PID's connections to Redis, into $lines; true when both
+# show the keepalive timer.
+both_keepalive() {
+	lines=$(ss -tnop state established "( dport = :$REDIS_PORT )" | grep "pid=$1,")
+	[ "$(printf '%s\n' "$lines" | grep -c 'timer:(keepalive')" = 2 ]
 }
 
 load_shunit2
