@@ -1073,7 +1073,12 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 		memcpy(entry + elen, value, vlen);
 		elen += vlen;
 	}
-	if (c->op == AC_OP_RESULT)
+	/* Kept only when this node's rank produced it (or died): a result
+	 * read from another node, posted again by the sweep as the name's
+	 * latest, is its source's to keep. Kept here as well, every reader
+	 * filled PUB_MAX with copies of values it never owned, one more a
+	 * reconnect. */
+	if (c->op == AC_OP_RESULT && c->src != AC_SRC_NONE)
 		pub_keep(c->key, c->gen, value, vlen, entry, elen);
 	if (ready())
 		send_publish(c->key, c->gen, value, vlen, entry, elen);
