@@ -9,19 +9,27 @@
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+# stage WHAT: say what starts and how long the run has taken so far (the
+# README quotes these figures: what the whole command costs, stage by stage).
+t0=$(date +%s)
+stage() { echo "check.sh: $1 (at $(($(date +%s) - t0)) s)"; }
 
+stage "installing what is missing"
 sh tests/deps.sh test
 
+stage "the plain build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
 
+stage "AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELCTL_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ctest --output-on-failure -j "$jobs")
 
 # Without NCCL (as on a machine without its headers): the build leaves the
 # transport out and says so, and what depends on it says so too.
+stage "without NCCL"
 cmake -S . -B build-nonccl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELCTL_WITH_NCCL=OFF
 cmake --build build-nonccl -j "$jobs"
 (cd build-nonccl && ctest --output-on-failure -R '^(c\.|sh\.(transport|info|docs|cli|nccl_fake)$|gpu\.)')
@@ -29,6 +37,7 @@ cmake --build build-nonccl -j "$jobs"
 # hiredis 1.x: tests/hiredis.sh builds Debian 13's hiredis 1.2.0 into
 # build-hiredis1/prefix (once; a second run exits at once). The variant must
 # really use it: --version prints the hiredis.h the rendezvous was compiled with.
+stage "hiredis 1.x"
 prefix=$(sh tests/hiredis.sh build-hiredis1)
 cmake -S . -B build-hiredis1 -DCMAKE_BUILD_TYPE=Release -DACCELCTL_HIREDIS_PREFIX="$prefix"
 cmake --build build-hiredis1 -j "$jobs"
@@ -45,6 +54,8 @@ redis='^(sh\.(redis|redis_faults)|faults\..*)$'
 # The libFuzzer targets (tests/fuzz): clang, ASan+UBSan, each target fuzzed for
 # ACCELCTL_FUZZ_SECONDS (30) from the seed corpus and its regression inputs run
 # once. Only the targets are built; two run at a time.
+stage "the fuzz targets"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DACCELCTL_FUZZ=ON -DACCELCTL_WITH_NCCL=OFF
 cmake --build build-fuzz -j "$jobs" --target fuzzers
 (cd build-fuzz && ctest --output-on-failure -L fuzz -j "$jobs")
+stage "all passed"
