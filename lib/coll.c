@@ -74,6 +74,7 @@ ac_job_free(struct ac_job *j)
 	free(j->aborted);
 	j->keys = NULL;
 	j->colls = NULL;
+	j->ncolls = 0;
 	j->rank_of = NULL;
 	j->aborted = NULL;
 }
@@ -170,8 +171,12 @@ keygen(struct ac_job *j, const char *key)
 static struct ac_coll *
 find_coll(struct ac_job *j, struct ac_keygen *k, int64_t gen)
 {
-	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
-		if (c->gen == gen && strcmp(c->key, k->key) == 0)
+	(void)j;
+	/* Newest first (new_coll keeps them so): a new generation is told
+	 * at the head, an old one after the few newer in flight. */
+	for (struct ac_coll *c = k->colls; c != NULL && c->gen >= gen;
+	    c = c->knext)
+		if (c->gen == gen)
 			return c;
 	if (k->last_done != NULL && k->last_done->gen == gen)
 		return k->last_done;
@@ -179,10 +184,10 @@ find_coll(struct ac_job *j, struct ac_keygen *k, int64_t gen)
 }
 
 static struct ac_coll *
-new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
+new_coll(struct ac_job *j, struct ac_keygen *k, int op, int scope, int64_t gen,
     int64_t source)
 {
-	struct ac_coll *c = calloc(1, sizeof(*c));
+	struct ac_coll *c = calloc(1, sizeof(*c)), **pp = &k->colls;
 
 	if (c == NULL)
 		return NULL;
@@ -192,7 +197,7 @@ new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
 		coll_free(c);
 		return NULL;
 	}
-	snprintf(c->key, sizeof(c->key), "%s", key);
+	snprintf(c->key, sizeof(c->key), "%s", k->key);
 	c->op = op;
 	c->scope = scope;
 	c->gen = gen;
@@ -200,7 +205,24 @@ new_coll(struct ac_job *j, const char *key, int op, int scope, int64_t gen,
 	c->since_ms = ac_now_ms();
 	c->next = j->colls;
 	j->colls = c;
+	j->ncolls++;
+	while (*pp != NULL && (*pp)->gen > gen)
+		pp = &(*pp)->knext;
+	c->knext = *pp;
+	*pp = c;
 	return c;
+}
+
+/* C leaves its name's list of collectives in flight. */
+static void
+unlink_kcoll(struct ac_keygen *k, struct ac_coll *c)
+{
+	for (struct ac_coll **pp = &k->colls; *pp != NULL; pp = &(*pp)->knext)
+		if (*pp == c) {
+			*pp = c->knext;
+			break;
+		}
+	c->knext = NULL;
 }
 
 static long source_lrank(const struct ac_job *j, const struct ac_coll *c);
@@ -436,7 +458,7 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 			*why = "generation already released and forgotten";
 			return NULL;
 		}
-		if ((c = new_coll(j, key, op, scope, gen, source)) == NULL)
+		if ((c = new_coll(j, k, op, scope, gen, source)) == NULL)
 			return NULL;
 	}
 	if (c->op != op || c->scope != scope || c->source != source) {
@@ -592,9 +614,14 @@ ac_job_gc(struct ac_job *j)
 
 		/* Every rank withdrew (and the transport was told): nobody
 		 * is there, and status must not list it. */
+		struct ac_keygen *k;
+
 		if (!finished && c->narrived == 0 && c->waiters == 0 && !c->xwd &&
 		    !c->xsent) {
 			*pp = c->next;
+			j->ncolls--;
+			if ((k = keygen(j, c->key)) != NULL)
+				unlink_kcoll(k, c);
 			coll_free(c);
 			continue;
 		}
@@ -604,7 +631,9 @@ ac_job_gc(struct ac_job *j)
 		}
 		*pp = c->next;
 		c->next = NULL;
-		struct ac_keygen *k = keygen(j, c->key);
+		j->ncolls--;
+		if ((k = keygen(j, c->key)) != NULL)
+			unlink_kcoll(k, c);
 		if (k != NULL && (k->last_done == NULL || k->last_done->gen < c->gen) &&
 		    (k->last_done == NULL || k->last_done->waiters == 0)) {
 			coll_free(k->last_done);

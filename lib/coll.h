@@ -13,6 +13,7 @@ enum ac_source_state { AC_SRC_NONE, AC_SRC_RUNNING, AC_SRC_DONE, AC_SRC_LOST };
 
 struct ac_coll {
 	struct ac_coll	*next;
+	struct ac_coll	*knext;			/* in flight, the same name */
 	char		 key[AC_KEY_MAX];	/* "b:NAME", "c:NAME", "w:...", "m:..." */
 	int		 op, scope;
 	int64_t		 gen, source;		/* source: global rank, or local for node scope */
@@ -43,6 +44,13 @@ struct ac_keygen {
 	uint64_t	 *nonce;		/* [lsize] last arrival's nonce */
 	int64_t		 *last_gen;		/* [lsize] */
 	struct ac_coll	 *last_done;		/* kept for retries after a restart */
+	/* This name's collectives in flight (through knext): a look-up
+	 * walks them, not every collective of the job, so a replay of
+	 * 20,000 names unread stays linear. */
+	struct ac_coll	 *colls;
+	/* The transport's: the newest generation it keeps to post again,
+	 * plus one (0: none), so that keeping one is not a walk of them all. */
+	int64_t		  xkept;
 };
 
 struct ac_job {
@@ -55,6 +63,7 @@ struct ac_job {
 	struct ac_keygen **kbuckets;
 	size_t		  nkbuckets, nkeys;
 	struct ac_coll	 *colls;
+	size_t		  ncolls;		/* in the list above */
 	char		 *aborted;		/* "rank 3: reason", or NULL */
 	int		  journal;		/* fd, -1 while replaying */
 	size_t		  journal_size;

@@ -252,6 +252,25 @@ lost_replayed(struct ac_job *j, int64_t gen, const char *key)
 
 /* Replay one record at P (of N bytes left); returns bytes consumed, 0 at a
  * torn record (no newline: the rest is cut) or a journal of another shape. */
+/*
+ * Released collectives are collected (ac_job_gc) once the records replayed
+ * since the last collection outnumber those in flight, and once at the end: a
+ * collection per record walked every collective in flight per record, the
+ * square of a journal whose ranks left thousands of results unread (40,000
+ * names: 32 s before serving). Between two collections a name holds at most
+ * that many released generations, so a look-up stays short.
+ */
+static size_t replayed_since_gc;
+
+static void
+replay_gc(struct ac_job *j)
+{
+	if (++replayed_since_gc < 64 || replayed_since_gc < j->ncolls)
+		return;
+	ac_job_gc(j);
+	replayed_since_gc = 0;
+}
+
 static size_t
 replay_one(struct ac_job *j, const char *p, size_t n)
 {
@@ -313,7 +332,7 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 		if (nl[1 + paylen] != '\n')
 			return skip(line, len + 1, "payload not followed by a newline");
 		finish_replayed(j, gen, key, st, (const uint8_t *)nl + 1, paylen);
-		ac_job_gc(j);
+		replay_gc(j);
 		return len + 1 + paylen + 1;
 	case 'R': {
 		size_t flen;
@@ -339,7 +358,7 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 		res.payload = (const uint8_t *)nl + 1;
 		res.paylen = paylen;
 		ac_job_remote_done(j, key, gen, &res);
-		ac_job_gc(j);
+		replay_gc(j);
 		return used;
 	}
 	case 'W':
@@ -370,7 +389,7 @@ replay_one(struct ac_job *j, const char *p, size_t n)
 	default:
 		return skip(line, len + 1, "unknown record");
 	}
-	ac_job_gc(j);
+	replay_gc(j);
 	return len + 1;
 }
 
@@ -505,6 +524,8 @@ ac_journal_open(struct ac_job *j, const char *path)
 			off += used;
 		}
 		free(data);
+		ac_job_gc(j);
+		replayed_since_gc = 0;
 		/* A torn tail (a helper killed mid-write) is cut off. */
 		if (off < n && ftruncate(fd, (off_t)off) == -1)
 			off = n;

@@ -964,17 +964,16 @@ static void
 pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
     const char *entry, size_t elen)
 {
+	struct ac_keygen *k = ac_job_key(X.job, key);
 	struct pub *p;
 
-	/* Newest first, so a name's latest is the first of its kind met: a
-	 * replay of thousands of results (a replaced helper) stays linear. */
-	for (p = pubs; p != NULL; p = p->next)
-		if (strcmp(p->key, key) == 0) {
-			if (p->gen == gen)
-				return;
-			if (p->gen < gen)
-				break;
-		}
+	/* Kept already, or older than one kept: the name's counter says so
+	 * without a walk of the list (a walk per result was the square of a
+	 * replay: 20,000 names took 4.5 s before the helper served). */
+	if (k != NULL && gen < k->xkept)
+		return;
+	if (k != NULL)
+		k->xkept = gen + 1;
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (p->value = malloc(vlen + 1)) == NULL ||
 	    (p->entry = malloc(elen + 1)) == NULL) {
