@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "rdvurl.h"
+#include "xport.h"
 
 static int
 exec_helper(const struct ac_cmd *self, struct ac_args *a)
@@ -37,6 +38,22 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s",
 		    getenv("ACCELCTL_HELPER_IDLE"), why);
 		return AC_EXIT_USAGE;
+	}
+	/* What every waiting rank checks (the rendezvous URL, its files and
+	 * lifetimes), where one is named: a helper started by hand or by a prolog serves those
+	 * ranks, and took a bad ACCELCTL_REDIS_TTL or ACCELCTL_ETCD_TTL for a
+	 * day, silently (review of issue 18). */
+	if ((strcmp(action, "run") == 0 || strcmp(action, "start") == 0) &&
+	    getenv("ACCELCTL_RENDEZVOUS") != NULL &&
+	    *getenv("ACCELCTL_RENDEZVOUS") != '\0') {
+		char err[512];
+
+		if (ac_transport_check(getenv("ACCELCTL_RENDEZVOUS"),
+		    getenv("ACCELCTL_REDIS_PASSWORD_FILE"), err,
+		    sizeof(err)) == -1) {
+			ac_warnx("%s", err);
+			return AC_EXIT_USAGE;
+		}
 	}
 	if (strcmp(action, "run") == 0) {
 		if (ac_client_open(&c, &t, 0, &rc) == 0) {

@@ -327,7 +327,11 @@ complete(struct ac_job *j, struct ac_coll *c)
 			return;
 		}
 	} else if (c->src != AC_SRC_DONE) {
-		if (cross && !c->xsent) {
+		/* Asked of the transport only when the source is elsewhere: a
+		 * local one's result comes from here (a journal replayed with
+		 * thousands still running asked as many at once). The sweep
+		 * after a (re)connect still asks for a running one. */
+		if (cross && !c->xsent && c->src == AC_SRC_NONE) {
 			c->xsent = 1;
 			j->x->want(j, c);
 		}
@@ -335,6 +339,7 @@ complete(struct ac_job *j, struct ac_coll *c)
 	} else if (cross)
 		j->x->publish(j, c);
 	c->done = 1;
+	j->changes++;
 	if (j->released != NULL)
 		j->released(j, c);
 }
@@ -355,12 +360,29 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 
 	if (c == NULL || c->done || c->src == AC_SRC_LOST)
 		return;
+	j->changes++;
 	if (r->lost) {
 		c->src = AC_SRC_LOST;
 		ac_journal_lost(j, c);
 		if (j->released != NULL)
 			j->released(j, c);
 		return;
+	}
+	/* A barrier completed across nodes counted this node's arrival, so
+	 * every local rank had arrived: one that withdrew since came too late
+	 * (the others passed first) and stays past it with them. Moved back,
+	 * a rerun under the same job id found its generations shifted, and
+	 * both its ranks waited to their deadlines (review of issue 18). */
+	if (c->op == AC_OP_BARRIER && c->narrived < j->lsize) {
+		struct ac_keygen *k = ac_job_key(j, key);
+
+		for (long l = 0; k != NULL && l < j->lsize; l++)
+			if (!c->arrived[l] && k->next_gen[l] == gen) {
+				k->next_gen[l] = gen + 1;
+				c->arrived[l] = 1;
+				c->narrived++;
+			}
+		c->xwd = 0;	/* nothing left to take back */
 	}
 	c->result = r->status;
 	/* A transport may hand back C's own text (a one-node NCCL job). */
@@ -449,6 +471,7 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		k->next_gen[lrank] = gen + 1;
 		k->nonce[lrank] = nonce;
 		k->last_gen[lrank] = gen;
+		j->changes++;
 		ac_journal_arrive(j, lrank, op, scope, role, key, nonce, gen,
 		    source, status);
 	}
@@ -470,6 +493,7 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		c->arrived[lrank] = 1;
 		c->status[lrank] = status;
 		c->narrived++;
+		j->changes++;
 	}
 	if (role == AC_ROLE_SOURCE && c->src == AC_SRC_NONE)
 		c->src = AC_SRC_RUNNING;
@@ -504,6 +528,7 @@ ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
 {
 	if (c->src == AC_SRC_DONE)
 		return;
+	j->changes++;
 	free(c->payload);
 	c->payload = NULL;
 	if (n > 0 && (c->payload = malloc(n)) == NULL)
@@ -522,6 +547,7 @@ ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
 {
 	if (c->src != AC_SRC_RUNNING)
 		return;
+	j->changes++;
 	c->src = AC_SRC_LOST;
 	ac_journal_lost(j, c);
 	if (ac_coll_cross(j, c))
@@ -539,9 +565,8 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 	if (k == NULL || lrank < 0 || lrank >= j->lsize ||
 	    k->next_gen[lrank] != gen + 1)
 		return -1;
-	for (c = j->colls; c != NULL; c = c->next)
-		if (c->gen == gen && strcmp(c->key, key) == 0)
-			break;
+	if ((c = find_coll(j, k, gen)) == k->last_done)
+		c = NULL;	/* released: nothing to take back */
 	if (c == NULL || c->done || c->src == AC_SRC_LOST || !c->arrived[lrank] ||
 	    (c->op == AC_OP_RESULT && source_lrank(j, c) == lrank))
 		return -1;
@@ -551,6 +576,7 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 	    j->x->withdraw == NULL))
 		return -1;
 	ac_journal_withdraw(j, lrank, c);
+	j->changes++;
 	c->arrived[lrank] = 0;
 	c->status[lrank] = 0;
 	c->narrived--;
@@ -632,6 +658,7 @@ ac_job_gc(struct ac_job *j)
 		*pp = c->next;
 		c->next = NULL;
 		j->ncolls--;
+		j->changes++;
 		if ((k = keygen(j, c->key)) != NULL)
 			unlink_kcoll(k, c);
 		if (k != NULL && (k->last_done == NULL || k->last_done->gen < c->gen) &&

@@ -64,6 +64,10 @@ struct ac_job {
 	size_t		  nkbuckets, nkeys;
 	struct ac_coll	 *colls;
 	size_t		  ncolls;		/* in the list above */
+	/* Bumped by every arrival, result, withdrawal and collection: a
+	 * transport's walk of every name waits for one (a walk each round of
+	 * the loop was the square of a job of thousands of names). */
+	unsigned long	  changes;
 	char		 *aborted;		/* "rank 3: reason", or NULL */
 	int		  journal;		/* fd, -1 while replaying */
 	size_t		  journal_size;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "client.h"
 #include "duration.h"
 #include "journal.h"
+#include "num.h"
 
 /* Records not written since the helper started: a compaction that loses
  * one is abandoned. */
@@ -431,11 +433,33 @@ write_coll(struct ac_job *j, const struct ac_coll *c)
 		ac_journal_remote(j, c);
 }
 
+/*
+ * ACCELCTL_JOURNAL_MAX in bytes (4 MiB when unset). A bad one keeps the
+ * default and says so in the log, once: read with atol, "1k" was 1 byte and
+ * "abc" the default, silently (review of issue 18).
+ */
+static long
+journal_max(void)
+{
+	static int told;
+	const char *env = getenv("ACCELCTL_JOURNAL_MAX"), *why = NULL;
+	long max;
+
+	if (env == NULL || *env == '\0')
+		return 4L << 20;
+	if (ac_parse_uint(env, LONG_MAX, &max, &why) == 0 && max > 0)
+		return max;
+	if (!told++)
+		ac_helper_log("invalid ACCELCTL_JOURNAL_MAX='%.40s': %s (a size "
+		    "in bytes, more than 0): 4194304 used", env, why != NULL ?
+		    why : "0");
+	return 4L << 20;
+}
+
 void
 ac_journal_compact(struct ac_job *j, const char *path)
 {
-	const char *env = getenv("ACCELCTL_JOURNAL_MAX");
-	long max = env != NULL && atol(env) > 0 ? atol(env) : 4L << 20;
+	long max = journal_max();
 	char tmp[1024];
 	int fd, old = j->journal;
 	size_t old_size = j->journal_size;

@@ -83,11 +83,28 @@ struct arrivals {
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
 };
 
+/* Uploads to write, or written: newest first, with their bytes, so that
+ * neither a bound nor an unlink walks the list (a replaced helper publishes
+ * each of its journal's results again: 20,000 names were their square). */
+struct ulist {
+	struct upload	*head, *tail;
+	size_t		 bytes;		/* values and bookkeeping */
+};
+
+/* At most this many uploads have a put out at once; the rest wait their
+ * turn. 20,000 at once (a journal's results published again) were as many
+ * libcurl transfers: 560 MB here, etcd at 1.4 GB, the helper's clients
+ * refused, the next barrier waited to its deadline. */
+#define UPLOADS_BUSY 8
+/* The same for the acks that say a result was read here, one a name. */
+#define ACKS_BUSY 8
+
 /* A result to write: its parts, one put at a time, then its key. Kept
  * until etcd has it: a source runs ahead of a helper not yet registered (or
  * reconnecting), and coll.c keeps only the last result of a name. */
 struct upload {
-	struct upload	*next;
+	struct upload	*next, *prev;	/* newest first, on one ulist */
+	struct ulist	*on;
 	char		 key[AC_KEY_MAX];
 	int64_t		 gen;
 	char		*v;
@@ -108,6 +125,7 @@ struct fetch {
 /* A result's name: the last generation every rank of this node has read. */
 struct seen {
 	struct seen	*next;
+	struct seen	*hnext;		/* the same hash bucket */
 	char		 key[AC_KEY_MAX];
 	int64_t		 acked;		/* etcd knows; -1: none yet */
 	int64_t		 said;		/* the most this node said, by this
@@ -145,10 +163,21 @@ static struct {
 	long		 watch_run;	/* the run last_rev belongs to */
 	char		**nodes;	/* [nnodes] "host: ranks ..." */
 	struct arrivals	*arr;
-	struct upload	*uploads;
-	struct upload	*written;	/* newest first (WRITTEN_MAX) */
+	struct ulist	 uploads;
+	struct ulist	 written;	/* WRITTEN_MAX */
+	int		 nbusy;		/* uploads with a put out */
 	struct fetch	*fetches;
 	struct seen	*seen;
+	struct seen	**seen_b;	/* by name: a look-up per result and
+					 * per tick is no walk of every name */
+	size_t		 seen_nb, nseen;
+	int		 deletes_due;	/* a seen's del waits to be sent */
+	/* acks() walks every name only after the job changed, or when this
+	 * is set (registered, a lost lease, an ack answered or not sent). */
+	int		 acks_due;
+	unsigned long	 acks_changes;	/* the job's changes at that walk */
+	struct ac_keygen *acks_next;	/* a walk stopped at ACKS_BUSY: on here */
+	int		 nacks;		/* acks out */
 } X;
 
 struct req {
@@ -608,20 +637,58 @@ on_arrive(json_t *reply, void *priv)
 	free(r);
 }
 
+static size_t
+name_hash(const char *key)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* Room for one more seen in the buckets (doubled when full). */
+static void
+seen_room(void)
+{
+	size_t n = X.seen_nb ? 2 * X.seen_nb : 64;
+	struct seen **b;
+
+	if (X.nseen < X.seen_nb || (b = calloc(n, sizeof(*b))) == NULL)
+		return;		/* a failed growth: longer chains, still right */
+	for (struct seen *s = X.seen; s != NULL; s = s->next) {
+		size_t i = name_hash(s->key) % n;
+
+		s->hnext = b[i];
+		b[i] = s;
+	}
+	free(X.seen_b);
+	X.seen_b = b;
+	X.seen_nb = n;
+}
+
 static struct seen *
 seen_of(const char *key)
 {
 	struct seen *s;
+	size_t i;
 
-	for (s = X.seen; s != NULL; s = s->next)
-		if (strcmp(s->key, key) == 0)
-			return s;
-	if ((s = calloc(1, sizeof(*s))) == NULL)
+	if (X.seen_nb > 0)
+		for (s = X.seen_b[name_hash(key) % X.seen_nb]; s != NULL;
+		    s = s->hnext)
+			if (strcmp(s->key, key) == 0)
+				return s;
+	seen_room();
+	if (X.seen_nb == 0 || (s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	s->acked = s->sending = s->said = s->del = -1;
 	s->next = X.seen;
 	X.seen = s;
+	i = name_hash(key) % X.seen_nb;
+	s->hnext = X.seen_b[i];
+	X.seen_b[i] = s;
+	X.nseen++;
 	return s;
 }
 
@@ -794,15 +861,66 @@ x_withdraw(struct ac_job *j, struct ac_coll *c)
 }
 
 static void
+ul_push(struct ulist *l, struct upload *u)
+{
+	u->prev = NULL;
+	u->next = l->head;
+	if (l->head != NULL)
+		l->head->prev = u;
+	else
+		l->tail = u;
+	l->head = u;
+	l->bytes += u->len + sizeof(*u);
+	u->on = l;
+}
+
+static void
+ul_drop(struct upload *u)
+{
+	struct ulist *l = u->on;
+
+	if (l == NULL)
+		return;
+	if (u->prev != NULL)
+		u->prev->next = u->next;
+	else
+		l->head = u->next;
+	if (u->next != NULL)
+		u->next->prev = u->prev;
+	else
+		l->tail = u->prev;
+	l->bytes -= u->len + sizeof(*u);
+	u->next = u->prev = NULL;
+	u->on = NULL;
+}
+
+/* U's put is out, or not: at most UPLOADS_BUSY are. */
+static void
+set_busy(struct upload *u, int busy)
+{
+	if (u->busy != busy)
+		X.nbusy += busy ? 1 : -1;
+	u->busy = busy;
+}
+
+static void
 upload_free(struct upload *u)
 {
-	for (struct upload **p = &X.uploads; *p != NULL; p = &(*p)->next)
-		if (*p == u) {
-			*p = u->next;
-			break;
-		}
+	set_busy(u, 0);
+	ul_drop(u);
 	free(u->v);
 	free(u);
+}
+
+/* Publishing KEY's generation GEN is not remembered any more: a sweep may
+ * write it again (it was dropped from the written ones, not read by all). */
+static void
+forget_kept(const char *key, int64_t gen)
+{
+	struct ac_keygen *k = ac_job_key(X.job, key);
+
+	if (k != NULL && k->xkept == gen + 1)
+		k->xkept = 0;
 }
 
 /* U is in etcd: off the uploads, onto the written ones (see WRITTEN_MAX),
@@ -815,26 +933,13 @@ upload_free(struct upload *u)
 static void
 upload_written(struct upload *u)
 {
-	struct upload **p;
-	size_t held = u->len + sizeof(*u);
+	ul_drop(u);
+	ul_push(&X.written, u);
+	while (X.written.bytes > WRITTEN_MAX && X.written.tail != u) {
+		struct upload *o = X.written.tail;
 
-	for (p = &X.uploads; *p != NULL; p = &(*p)->next)
-		if (*p == u) {
-			*p = u->next;
-			break;
-		}
-	u->next = X.written;
-	X.written = u;
-	for (p = &X.written->next; *p != NULL; ) {
-		struct upload *o = *p;
-
-		held += o->len + sizeof(*o);
-		if (held > WRITTEN_MAX) {
-			*p = o->next;
-			free(o->v);
-			free(o);
-		} else
-			p = &o->next;
+		forget_kept(o->key, o->gen);
+		upload_free(o);
 	}
 }
 
@@ -843,14 +948,13 @@ upload_written(struct upload *u)
 static void
 rewrite_all(void)
 {
-	while (X.written != NULL) {
-		struct upload *u = X.written;
+	while (X.written.tail != NULL) {
+		struct upload *u = X.written.tail;	/* newest ends first */
 
-		X.written = u->next;
+		ul_drop(u);
 		u->part = 0;
-		u->busy = 0;
-		u->next = X.uploads;
-		X.uploads = u;
+		set_busy(u, 0);
+		ul_push(&X.uploads, u);
 	}
 }
 
@@ -903,6 +1007,7 @@ delete_results(const char *key, int64_t from, int64_t to)
 }
 
 static void on_upload(json_t *reply, void *priv);
+static void uploads(void);
 
 /*
  * The next put of U: a part, or the result's key (the value itself, or
@@ -920,6 +1025,8 @@ upload_next(struct upload *u)
 	char key[KEY_MAX], head[64], seen[KEY_MAX], mine[KEY_MAX];
 	json_t *put;
 
+	if (!u->busy && X.nbusy >= UPLOADS_BUSY)
+		return;		/* its turn comes (uploads()) */
 	if (u->part < u->nparts) {
 		size_t off = u->part * PART_MAX;
 
@@ -934,17 +1041,27 @@ upload_next(struct upload *u)
 	}
 	seen_prefix(seen, sizeof(seen), u->key);
 	seen_key(mine, sizeof(mine), u->key, X.job->node);
-	u->busy = 1;
+	set_busy(u, 1);
 	if (ac_econn_call_large("/v3/kv/txn", ej_txn(json_array(),
 	    json_pack("[o, o, o]", put, ej_range_min(seen), ej_range(mine, 0)),
 	    json_array()), on_upload, u) == -1)
-		u->busy = 0;	/* down: sweep() starts it again */
+		set_busy(u, 0);	/* down: sweep() starts it again */
 }
 
+static void upload_done(json_t *reply, struct upload *u);
+
+/* A put of an upload answered: the next step of it, and the next waiting
+ * upload's turn. */
 static void
 on_upload(json_t *reply, void *priv)
 {
-	struct upload *u = priv;
+	upload_done(reply, priv);
+	uploads();
+}
+
+static void
+upload_done(json_t *reply, struct upload *u)
+{
 	const char *why = ac_econn_refusal();
 	char key[KEY_MAX], text[512];
 
@@ -962,7 +1079,7 @@ on_upload(json_t *reply, void *priv)
 		ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
 		    op_put(key, text, strlen(text))), json_array()), NULL, NULL);
 	}
-	u->busy = 0;
+	set_busy(u, 0);
 	if (reply == NULL && why == NULL) {
 		u->part = 0;	/* reset: sweep() writes it again */
 		u->restart = 0;
@@ -977,8 +1094,10 @@ on_upload(json_t *reply, void *priv)
 		 * a delete small): send it again once answered, or the part
 		 * stayed for the lease (etcd.keys
 		 * testSourceKilledAfterBigResults, under load). */
-		if (s != NULL && s->del < u->gen)
+		if (s != NULL && s->del < u->gen) {
 			s->del = u->gen;
+			X.deletes_due = 1;
+		}
 		if (s != NULL && s->deleting)
 			s->again = 1;
 		upload_free(u);
@@ -1009,7 +1128,9 @@ on_upload(json_t *reply, void *priv)
 static void
 uploads(void)
 {
-	for (struct upload *u = X.uploads; u != NULL && ready(); u = u->next)
+	/* Newest first; past at most the UPLOADS_BUSY under way. */
+	for (struct upload *u = X.uploads.head; u != NULL && ready() &&
+	    X.nbusy < UPLOADS_BUSY; u = u->next)
 		if (!u->busy)
 			upload_next(u);
 }
@@ -1019,26 +1140,20 @@ uploads(void)
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	struct upload *u;
+	struct ac_keygen *k = ac_job_key(j, c->key);
+	struct upload *u, *oldest;
 
-	struct upload *oldest = NULL;
-	size_t held = 0;
-
-	(void)j;
-	for (u = X.uploads; u != NULL; u = u->next) {
-		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
-			return;		/* under way, or waiting for etcd */
-		held += u->len;
-		if (!u->busy)
-			oldest = u;	/* the list is newest first */
-	}
-	/* Written, and etcd has it while our lease lives (rewrite_all when it
-	 * does not): each sweep after a reconnect added another copy. */
-	for (u = X.written; u != NULL; u = u->next)
-		if (u->gen == c->gen && strcmp(u->key, c->key) == 0)
-			return;
+	/* Under way, waiting for etcd, or written (etcd has it while our
+	 * lease lives: rewrite_all when it does not), which the name's
+	 * counter tells without a walk: each sweep after a reconnect added
+	 * another copy, and a walk per result was a replay's square. */
+	if (k != NULL && c->gen < k->xkept)
+		return;
 	/* While etcd is away, a source that runs ahead is held to this. */
-	if (held > UPLOADS_MAX && oldest != NULL) {
+	for (oldest = X.uploads.tail; oldest != NULL && oldest->busy;
+	    oldest = oldest->prev)
+		;
+	if (X.uploads.bytes > UPLOADS_MAX && oldest != NULL) {
 		ac_helper_log("rendezvous: %s generation %" PRId64 " dropped "
 		    "unwritten: more than %d MiB of results wait for etcd",
 		    oldest->key, oldest->gen, UPLOADS_MAX >> 20);
@@ -1052,8 +1167,9 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	snprintf(u->key, sizeof(u->key), "%s", c->key);
 	u->gen = c->gen;
 	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
-	u->next = X.uploads;
-	X.uploads = u;
+	ul_push(&X.uploads, u);
+	if (k != NULL)
+		k->xkept = c->gen + 1;
 	if (ready())
 		upload_next(u);
 }
@@ -1221,9 +1337,16 @@ on_seen(json_t *reply, void *priv)
 	if (reply != NULL && s->sending > s->said)
 		s->said = s->sending;
 	if (reply != NULL && all_read(reply, 1, s->sending, 1) &&
-	    s->sending > s->del)
+	    s->sending > s->del) {
 		s->del = s->sending;	/* acks() deletes, until it is done */
+		X.deletes_due = 1;
+	}
+	/* Not said (etcd away, or it lost our keys): a walk says it again. */
+	if (reply == NULL || s->acked < s->sending)
+		X.acks_due = 1;
 	s->sending = -1;	/* reset: said again once registered */
+	if (X.nacks > 0)
+		X.nacks--;
 }
 
 static void
@@ -1236,6 +1359,8 @@ on_deleted(json_t *reply, void *priv)
 	if (reply != NULL)
 		s->again = 0;
 	s->deleting = 0;
+	if (s->del >= 0)
+		X.deletes_due = 1;	/* failed, or a later one came */
 }
 
 /* Results every node has read, deleted: a second request after the ack
@@ -1244,13 +1369,20 @@ on_deleted(json_t *reply, void *priv)
 static void
 deletes(void)
 {
+	/* Only when one is due: called every round of the loop, a walk of
+	 * every name each time was a job of 20,000 names' square. */
+	if (!X.deletes_due)
+		return;
+	X.deletes_due = 0;
 	for (struct seen *s = X.seen; s != NULL; s = s->next)
 		if (s->del >= 0 && !s->deleting) {
 			s->deleting = 1;
 			s->deleting_gen = s->del;
 			if (ac_econn_call("/v3/kv/txn", delete_results(s->key, 0,
-			    s->del + 1), on_deleted, s) == -1)
+			    s->del + 1), on_deleted, s) == -1) {
 				s->deleting = 0;
+				X.deletes_due = 1;
+			}
 		}
 }
 
@@ -1293,6 +1425,15 @@ acks(int sync)
 		return;
 	if (!sync)
 		deletes();
+	/* A walk of every name starts after the job changed (or an ack was
+	 * not said); one stopped at ACKS_BUSY goes on where it stopped. */
+	if (!sync && (X.acks_due || X.acks_changes != X.job->changes)) {
+		X.acks_due = 0;
+		X.acks_changes = X.job->changes;
+		X.acks_next = X.job->keys;
+	}
+	if (!sync && X.acks_next == NULL)
+		return;
 	/* Exiting: a delete that an answered ack found due is sent by the
 	 * next round of the loop, which does not come now; sent and not yet
 	 * answered, it is cut off. Left, the last result stayed in etcd for
@@ -1303,9 +1444,14 @@ acks(int sync)
 		    ac_econn_sync("/v3/kv/txn", delete_results(s->key, 0,
 		    s->del + 1), end - ac_now_ms(), NULL) == 0)
 			s->del = -1;
-	for (struct ac_keygen *k = X.job->keys; k != NULL; k = k->next) {
+	for (struct ac_keygen *k = sync ? X.job->keys : X.acks_next; k != NULL;
+	    k = k->next) {
 		struct ac_coll *c = k->last_done;
 
+		if (!sync && X.nacks >= ACKS_BUSY) {
+			X.acks_next = k;	/* on_seen makes room */
+			return;
+		}
 		if (c == NULL || c->op != AC_OP_RESULT || !ac_coll_cross(X.job, c) ||
 		    !(c->done || c->src == AC_SRC_LOST) || c->narrived < X.job->lsize)
 			continue;
@@ -1330,9 +1476,14 @@ acks(int sync)
 		s->sending = c->gen;
 		s->sending_loss = X.losses;
 		if (ac_econn_call("/v3/kv/txn", ack_txn(s, c->gen), on_seen,
-		    s) == -1)
+		    s) == -1) {
 			s->sending = -1;
+			X.acks_due = 1;
+		} else
+			X.nacks++;
 	}
+	if (!sync)
+		X.acks_next = NULL;
 }
 
 /* --- the watch --- */
@@ -1432,10 +1583,11 @@ lost_keys(const char *how)
 static void
 repost_lost(void)
 {
+	X.acks_due = 1;
 	X.lease_lost = 1;
 	X.losses++;
 	/* Uploads under way too: what they put so far may be gone. */
-	for (struct upload *u = X.uploads; u != NULL; u = u->next)
+	for (struct upload *u = X.uploads.head; u != NULL; u = u->next)
 		if (u->busy)
 			u->restart = 1;
 		else
@@ -1573,6 +1725,7 @@ sweep(void)
 	struct ac_job *j = X.job;
 	char key[KEY_MAX];
 
+	X.acks_due = 1;
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
 		/* A local source's result, released here before we were
 		 * registered: the other nodes have not seen it yet. */
@@ -1621,6 +1774,7 @@ sweep(void)
 static void
 registered(long run, int fresh, long long rev)
 {
+	X.acks_due = 1;
 	X.pending = 0;
 	X.run_wait = 0;
 	if (run != X.runid->run) {
@@ -2137,8 +2291,8 @@ x_stop(void)
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
 	rewrite_all();
-	while (X.uploads != NULL)
-		upload_free(X.uploads);
+	while (X.uploads.head != NULL)
+		upload_free(X.uploads.head);
 	while (X.fetches != NULL)
 		fetch_free(X.fetches);
 	while (X.seen != NULL) {
@@ -2147,6 +2301,9 @@ x_stop(void)
 		X.seen = s->next;
 		free(s);
 	}
+	free(X.seen_b);
+	X.seen_b = NULL;
+	X.seen_nb = X.nseen = 0;
 	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
 		free(X.nodes[n]);
 	free(X.nodes);

@@ -238,6 +238,7 @@ static struct script arrive_lua = { FANOUT_LUA
  * waits). KEYS: the arrivals, the failures. ARGV: node. Its bit is cleared
  * and the count lowered with it, never one without the other. */
 #define WITHDRAW_LUA \
+"if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end\n" \
 "if redis.call('EXISTS', KEYS[1]) == 1 and\n" \
 "    redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 0) == 1 then\n" \
 "  redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, -1) end\n" \
@@ -932,10 +933,22 @@ struct pub {
 
 static struct pub *pubs;
 static size_t pub_bytes;
+/*
+ * The sweep posts the kept results again at most REPUB_BUSY at a time,
+ * from repub on, each reply sending the next: 20,000 at once stood between
+ * the next barrier's arrival and Redis on the one connection (a replaced
+ * helper's first barrier took 951 ms, under load).
+ */
+#define REPUB_BUSY 64
+static struct pub *repub;
+static int nrepub;
+static uintptr_t repub_epoch;	/* a sweep's: an old reply stops no new one */
 
 static void
 pub_free(struct pub *p)
 {
+	if (repub == p)
+		repub = p->next;
 	pub_bytes -= p->vlen + p->elen;
 	free(p->value);
 	free(p->entry);
@@ -1000,8 +1013,8 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 }
 
 static void
-send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen)
+send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *keys[1] = { done };
@@ -1010,7 +1023,53 @@ send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, lens);
+	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
+}
+
+static void
+send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen)
+{
+	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
+}
+
+static void repub_pump(void);
+
+static void
+on_repub(redisReply *reply, void *priv)
+{
+	nrepub--;
+	if (reply == NULL && (uintptr_t)priv == repub_epoch)
+		repub = NULL;	/* down: the sweep after the reconnect starts over */
+	repub_pump();
+}
+
+/* The next kept results of the sweep's posting, up to REPUB_BUSY out. */
+static void
+repub_pump(void)
+{
+	while (repub != NULL && nrepub < REPUB_BUSY) {
+		struct pub *p = repub;
+
+		repub = p->next;
+		if (X.quiet && ac_kind_of(p->key) != NULL &&
+		    ac_kind_of(p->key)->streamed)
+			continue;
+		nrepub++;
+		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
+		    p->elen, on_repub, (void *)repub_epoch);
+	}
+}
+
+/* The result of a barrier this node withdrew from too late: it stands. */
+static void
+on_too_late(redisReply *reply, void *priv)
+{
+	struct req *r = priv;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
+		deliver(r->key, r->gen, reply->str, reply->len);
+	free(r);
 }
 
 static void
@@ -1018,7 +1077,18 @@ on_withdrawn(redisReply *reply, void *priv)
 {
 	struct req *r = priv;
 	struct ac_coll *c;
+	char done[KEY_MAX];
 
+	/* 0: the barrier completed before the withdrawal came (the others
+	 * passed on this node's arrival): read its result, which moves this
+	 * node's ranks past it again (ac_job_remote_done). Freed here instead,
+	 * a rerun found them a generation behind the other nodes. */
+	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+	    reply->integer == 0) {
+		keyname(done, sizeof(done), "done", r->key, r->gen);
+		get(on_too_late, r, done);
+		return;
+	}
 	/* Unsent or unanswered: the sweep after the reconnect sends it again. */
 	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
 	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
@@ -1037,8 +1107,9 @@ on_withdrawn(redisReply *reply, void *priv)
 static void
 x_withdraw(struct ac_job *j, struct ac_coll *c)
 {
-	char arr[KEY_MAX], fail[KEY_MAX], node[24];
-	const char *argv[6] = { "EVAL", WITHDRAW_LUA, "2", arr, fail, node };
+	char arr[KEY_MAX], fail[KEY_MAX], done[KEY_MAX], node[24];
+	const char *argv[7] = { "EVAL", WITHDRAW_LUA, "3", arr, fail, done,
+	    node };
 	struct req *r;
 
 	if (!ready() || (r = new_req(c)) == NULL)
@@ -1046,7 +1117,8 @@ x_withdraw(struct ac_job *j, struct ac_coll *c)
 	snprintf(node, sizeof(node), "%ld", j->node);
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	keyname(fail, sizeof(fail), "fail", c->key, c->gen);
-	if (ac_rconn_cmd(on_withdrawn, r, 6, argv, NULL) == -1)
+	keyname(done, sizeof(done), "done", c->key, c->gen);
+	if (ac_rconn_cmd(on_withdrawn, r, 7, argv, NULL) == -1)
 		free(r);
 }
 
@@ -1268,11 +1340,9 @@ sweep(void)
 	/* The results of result ops we published: a node may still wait for
 	 * a generation its source's node has long passed. */
 	pub_trim(ac_now_ms());
-	for (struct pub *p = pubs; p != NULL; p = p->next)
-		if (!X.quiet || ac_kind_of(p->key) == NULL ||
-		    !ac_kind_of(p->key)->streamed)
-			send_publish(p->key, p->gen, p->value, p->vlen, p->entry,
-			    p->elen);
+	repub = pubs;
+	repub_epoch++;
+	repub_pump();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1681,8 +1751,9 @@ x_describe(char *buf, size_t len)
 static void
 withdraw_all(void)
 {
-	char arr[KEY_MAX], fail[KEY_MAX], node[24];
-	const char *argv[6] = { "EVAL", WITHDRAW_LUA, "2", arr, fail, node };
+	char arr[KEY_MAX], fail[KEY_MAX], done[KEY_MAX], node[24];
+	const char *argv[7] = { "EVAL", WITHDRAW_LUA, "3", arr, fail, done,
+	    node };
 
 	if (!X.registered)
 		return;
@@ -1693,7 +1764,8 @@ withdraw_all(void)
 			continue;
 		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 		keyname(fail, sizeof(fail), "fail", c->key, c->gen);
-		if (ac_rconn_sync(6, argv, NULL, 1000) == -1)
+		keyname(done, sizeof(done), "done", c->key, c->gen);
+		if (ac_rconn_sync(7, argv, NULL, 1000) == -1)
 			return;
 	}
 }

@@ -440,27 +440,28 @@ main(void)
 	test_torn_everywhere(path);
 	test_status_all_left();
 	test_many_names(path, n);
-	/* The best of three replays of each: a busy machine's other work
-	 * lands in one of them, rarely in all. */
-	write_journal(path, n / 2);
-	t1 = replay(path, n / 2);
-	for (int i = 0; i < 2; i++) {
-		double t = replay(path, n / 2);
+	/* The best of five replays of each: a busy machine's other work
+	 * lands in one of them, rarely in all. A quarter of the journal and
+	 * all of it: linear is four times the time, the square sixteen, so
+	 * the line between (eight) holds with two CPU hogs running (with
+	 * half and all, a hog made linear look like 4.2). */
+	write_journal(path, n / 4);
+	t1 = replay(path, n / 4);
+	for (int i = 0; i < 4; i++) {
+		double t = replay(path, n / 4);
 		t1 = t < t1 ? t : t1;
 	}
 	write_journal(path, n);
 	t2 = replay(path, n);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		double t = replay(path, n);
 		t2 = t < t2 ? t : t2;
 	}
 	printf("replay: %ld collectives in %.1f ms, %ld in %.1f ms (ratio %.2f)\n",
-	    n / 2, t1 * 1000, n, t2 * 1000, t2 / (t1 > 0 ? t1 : 1e-9));
-	/* Well within the second a replaced helper has; and linear: twice the
-	 * journal in less than three times the time (noise allowed), where the
-	 * square would take four. */
+	    n / 4, t1 * 1000, n, t2 * 1000, t2 / (t1 > 0 ? t1 : 1e-9));
+	/* Well within the second a replaced helper has, and linear. */
 	CHECK(t2 < 1.0);
-	CHECK(t2 < 3 * t1 + 0.02);
+	CHECK(t2 < 8 * t1 + 0.02);
 	unlink(path);
 	return CHECK_DONE();
 }

@@ -91,6 +91,68 @@ testSourceHelperKilledAndRedisRestarted() {
 		"w1=5 w2=0 v=the value" "$(tr '\n' ' ' <"$d/out.1" | sed 's/ $//')"
 }
 
+# A withdrawal that comes too late: node 0's rank waits at y, its arrival
+# posted; its helper is stopped and its connections killed; node 1 arrives,
+# y completes in Redis and node 1 passes; then node 0's waiting rank is killed
+# and its helper continued, which withdraws the arrival, too late. The rerun
+# under the same job id must find both nodes at the same generations: the
+# withdrawal had moved node 0's rank back to y's generation 0 (done: passed
+# at once) while node 1 waited at generation 1, and both waited their deadlines.
+# (A rerun that arrives before node 0 hears from Redis again still finds it
+# so: DESIGN-NOTES "Withdrawals".)
+testWithdrawalTooLate() {
+	local d i=0 p p2; d=$(scratch)/late
+	redis_start
+	local RDV=redis://127.0.0.1:$REDIS_PORT	# status (wait_node_posted) too
+	job_start "$d" 2 1 '
+		accelctl barrier --timeout 20s start || exit
+		if [ $ACCELCTL_NODE_RANK = 0 ]; then
+			accelctl barrier --timeout 40s y
+		else
+			waitfor go
+			accelctl barrier --timeout 20s y; echo "y=$?"
+		fi'
+	until wait_node_posted "$d" 2 1 0 y 0; do
+		[ $i -lt 5 ] || { fail "node 0 not seen waiting at y: $(errs "$d")"; break; }
+		i=$((i + 1))
+	done
+	i=0
+	p=$(helper_pid "$d" 0)
+	kill -STOP "$p"
+	redis_cli client kill type normal >/dev/null
+	touch "$d/go"
+	until grep -q "y=0" "$d/out.1" 2>/dev/null; do
+		[ $i -lt 1500 ] || { fail "node 1 did not pass y: $(errs "$d")"; break; }
+		sleep 0.02; i=$((i + 1))
+	done
+	# Node 0's rank: its accelctl killed in the wait.
+	for p2 in $(pgrep -f 'accelctl barrier --timeout 40s y'); do
+		[ "$(cat "/proc/$p2/comm" 2>/dev/null)" = accelctl ] && kill -9 "$p2"
+	done
+	i=0
+	until [ -e "$d/rc.0" ]; do
+		[ $i -lt 1500 ] || { fail "node 0's rank did not end"; break; }
+		sleep 0.02; i=$((i + 1))
+	done
+	kill -CONT "$p"
+	job_wait
+	# The rerun comes once node 0 has heard from Redis again (a restart
+	# takes seconds): its helper holds nothing in flight then.
+	i=0
+	rank_env "$d" 2 1 0 0
+	until env -i "${ENVV[@]}" timeout 5 accelctl status 2>/dev/null | grep -q "nothing in flight"; do
+		[ $i -lt 1000 ] || { fail "node 0 still holds y: $(env -i "${ENVV[@]}" accelctl status 2>&1)"; break; }
+		sleep 0.02; i=$((i + 1))
+	done
+	job_run "$d" 2 1 '
+		accelctl barrier --timeout 8s y; echo "y=$?"
+		accelctl barrier --timeout 8s z; echo "z=$?"'
+	assertAllRc 0 "$d" 2 "the rerun"
+	assertEquals "node 0's rerun: y and z passed (stderr: $(errs "$d"))" "y=0 z=0" \
+		"$(tr '\n' ' ' <"$d/out.0" | sed 's/ $//')"
+	assertEquals "node 1's rerun" "y=0 z=0" "$(tr '\n' ' ' <"$d/out.1" | sed 's/ $//')"
+}
+
 # e. Redis stalled (SIGSTOP) for 3 s mid-loop, then SIGCONT: the loop completes.
 testStalledThreeSeconds() {
 	local d; d=$(scratch)/stall

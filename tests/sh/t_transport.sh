@@ -50,6 +50,15 @@ testStoreLifetimeCheckedOnEveryRank() {
 			assertEquals "$var=$ttl: refused on both ranks" 2 \
 				"$(printf '%s\n' "$err" | grep -c "invalid $var='$ttl'")"
 		done
+		# A helper started by hand (or by a prolog) serves those ranks:
+		# it refuses the same, rather than take a day for it silently.
+		for ttl in abc 1y; do
+			run ACCELCTL_RENDEZVOUS=$url "$var=$ttl" ACCELCTL_RANK=0 ACCELCTL_WORLD_SIZE=2 \
+				ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_NODE_RANK=0 \
+				ACCELCTL_NNODES=2 -- helper start
+			assertRc 2 "helper start with $var=$ttl"
+			assertContains "helper start with $var=$ttl" "$err" "invalid $var='$ttl'"
+		done
 	done
 }
 
