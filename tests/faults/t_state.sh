@@ -62,6 +62,12 @@ testReaderKeepsNoCopies() {
 		fi
 	done'
 	assertAllRc 0 "$d" 2 "16 broadcasts of 1 MiB, a FLUSHALL after each"
+	# A sanitizer's allocator keeps what is freed (its quarantine): RSS
+	# says nothing there (the chaos suite skips its RSS check so too).
+	if [ "${ACCELCTL_SANITIZED:-0}" = 1 ]; then
+		echo "sanitized build: the reader's RSS not checked"
+		return 0
+	fi
 	local at3 at16
 	at3=$(awk '$1 == 3 { print $2 }' "$d/rss")
 	at16=$(awk '$1 == 16 { print $2 }' "$d/rss")
