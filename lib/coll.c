@@ -92,8 +92,8 @@ ac_job_hello(struct ac_job *j, long lrank, int64_t rank)
 
 /* FNV-1a: names are short and chosen by job scripts, not by an attacker
  * who could gain from collisions (a rank can only slow its own job). */
-static size_t
-key_hash(const char *key)
+size_t
+ac_key_hash(const char *key)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -107,7 +107,7 @@ ac_job_key(const struct ac_job *j, const char *key)
 {
 	if (j->nkbuckets == 0)
 		return NULL;
-	for (struct ac_keygen *k = j->kbuckets[key_hash(key) % j->nkbuckets];
+	for (struct ac_keygen *k = j->kbuckets[ac_key_hash(key) % j->nkbuckets];
 	    k != NULL; k = k->hnext)
 		if (strcmp(k->key, key) == 0)
 			return k;
@@ -127,7 +127,7 @@ key_room(struct ac_job *j)
 	if ((b = calloc(n, sizeof(*b))) == NULL)
 		return j->nkbuckets > 0 ? 0 : -1;	/* slower, still right */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
-		size_t i = key_hash(k->key) % n;
+		size_t i = ac_key_hash(k->key) % n;
 
 		k->hnext = b[i];
 		b[i] = k;
@@ -161,7 +161,7 @@ keygen(struct ac_job *j, const char *key)
 	snprintf(k->key, sizeof(k->key), "%s", key);
 	k->next = j->keys;
 	j->keys = k;
-	i = key_hash(key) % j->nkbuckets;
+	i = ac_key_hash(key) % j->nkbuckets;
 	k->hnext = j->kbuckets[i];
 	j->kbuckets[i] = k;
 	j->nkeys++;

@@ -89,6 +89,8 @@ int  ac_key_valid(const char *key);
 int  ac_job_waiting_across(const struct ac_job *j);
 /* Does collective C span nodes (a job-wide wait of a multi-node job)? */
 int  ac_coll_cross(const struct ac_job *j, const struct ac_coll *c);
+/* A name's hash (FNV-1a), for the tables that find names by it. */
+size_t ac_key_hash(const char *key);
 /* The counters of name KEY, or NULL when no rank used it yet. */
 struct ac_keygen *ac_job_key(const struct ac_job *j, const char *key);
 /* Find the collective KEY/GEN, in flight or the last one released. */

@@ -637,16 +637,6 @@ on_arrive(json_t *reply, void *priv)
 	free(r);
 }
 
-static size_t
-name_hash(const char *key)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return (size_t)h;
-}
-
 /* Room for one more seen in the buckets (doubled when full). */
 static void
 seen_room(void)
@@ -657,7 +647,7 @@ seen_room(void)
 	if (X.nseen < X.seen_nb || (b = calloc(n, sizeof(*b))) == NULL)
 		return;		/* a failed growth: longer chains, still right */
 	for (struct seen *s = X.seen; s != NULL; s = s->next) {
-		size_t i = name_hash(s->key) % n;
+		size_t i = ac_key_hash(s->key) % n;
 
 		s->hnext = b[i];
 		b[i] = s;
@@ -674,7 +664,7 @@ seen_of(const char *key)
 	size_t i;
 
 	if (X.seen_nb > 0)
-		for (s = X.seen_b[name_hash(key) % X.seen_nb]; s != NULL;
+		for (s = X.seen_b[ac_key_hash(key) % X.seen_nb]; s != NULL;
 		    s = s->hnext)
 			if (strcmp(s->key, key) == 0)
 				return s;
@@ -685,7 +675,7 @@ seen_of(const char *key)
 	s->acked = s->sending = s->said = s->del = -1;
 	s->next = X.seen;
 	X.seen = s;
-	i = name_hash(key) % X.seen_nb;
+	i = ac_key_hash(key) % X.seen_nb;
 	s->hnext = X.seen_b[i];
 	X.seen_b[i] = s;
 	X.nseen++;
