@@ -933,22 +933,9 @@ struct pub {
 
 static struct pub *pubs;
 static size_t pub_bytes;
-/*
- * The sweep posts the kept results again at most REPUB_BUSY at a time,
- * from repub on, each reply sending the next: 20,000 at once stood between
- * the next barrier's arrival and Redis on the one connection (a replaced
- * helper's first barrier took 951 ms, under load).
- */
-#define REPUB_BUSY 64
-static struct pub *repub;
-static int nrepub;
-static uintptr_t repub_epoch;	/* a sweep's: an old reply stops no new one */
-
 static void
 pub_free(struct pub *p)
 {
-	if (repub == p)
-		repub = p->next;
 	pub_bytes -= p->vlen + p->elen;
 	free(p->value);
 	free(p->entry);
@@ -1013,8 +1000,8 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 }
 
 static void
-send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
+send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *keys[1] = { done };
@@ -1023,43 +1010,9 @@ send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
+	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, lens);
 }
 
-static void
-send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen)
-{
-	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
-}
-
-static void repub_pump(void);
-
-static void
-on_repub(redisReply *reply, void *priv)
-{
-	nrepub--;
-	if (reply == NULL && (uintptr_t)priv == repub_epoch)
-		repub = NULL;	/* down: the sweep after the reconnect starts over */
-	repub_pump();
-}
-
-/* The next kept results of the sweep's posting, up to REPUB_BUSY out. */
-static void
-repub_pump(void)
-{
-	while (repub != NULL && nrepub < REPUB_BUSY) {
-		struct pub *p = repub;
-
-		repub = p->next;
-		if (X.quiet && ac_kind_of(p->key) != NULL &&
-		    ac_kind_of(p->key)->streamed)
-			continue;
-		nrepub++;
-		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
-		    p->elen, on_repub, (void *)repub_epoch);
-	}
-}
 
 /* The result of a barrier this node withdrew from too late: it stands. */
 static void
@@ -1340,9 +1293,11 @@ sweep(void)
 	/* The results of result ops we published: a node may still wait for
 	 * a generation its source's node has long passed. */
 	pub_trim(ac_now_ms());
-	repub = pubs;
-	repub_epoch++;
-	repub_pump();
+	for (struct pub *p = pubs; p != NULL; p = p->next)
+		if (!X.quiet || ac_kind_of(p->key) == NULL ||
+		    !ac_kind_of(p->key)->streamed)
+			send_publish(p->key, p->gen, p->value, p->vlen, p->entry,
+			    p->elen);
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
