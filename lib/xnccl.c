@@ -363,9 +363,23 @@ go_off(const char *why, int tell)
 	if (N.base != NULL) {
 		if (tell)
 			N.rdv->off(why);
-		while (N.head != NULL)
-			pop();
 		N.rdv->quiet(0);
+		/* A local source's result handed to NCCL counts as published
+		 * here (complete() marks it done once handed over), and the
+		 * sweep after a (re)connect posts only what is in flight: so
+		 * it goes to the rendezvous itself, which keeps it until it
+		 * is registered. Dropped with the op, a node that went off
+		 * before it was connected (no GPU: its first broadcast) left
+		 * the other nodes' readers waiting to their deadline. */
+		while (N.head != NULL) {
+			struct ac_coll *c = ac_job_find(N.job, N.head->key,
+			    N.head->gen);
+
+			pop();
+			if (c != NULL && c->op == AC_OP_RESULT &&
+			    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
+				N.base->publish(N.job, c);
+		}
 		N.rdv->resync();
 		return;
 	}
