@@ -81,6 +81,8 @@ static struct {
 	int			 down_logged;	/* no "connected" logged since */
 	char			 key[1024];	/* the blocking read's stream */
 	char			 cursor[64];	/* the last entry read from it */
+	char			 wake[1024];	/* a second stream, or "" */
+	char			 wcursor[64];	/* "$" until an entry is read */
 } R;
 
 static const int index_of[2] = { CMD, BLK };
@@ -398,14 +400,15 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
 }
 
 /*
- * XREAD's answer: {{stream, {{id, {field, value, ...}}, ...}}}. Every entry
- * goes to the user's hook, in order; the cursor moves past it, so the next
- * read starts where this one ended.
+ * XREAD's answer: {{stream, {{id, {field, value, ...}}, ...}}, ...}, a
+ * stream only when it has entries. Every entry goes to the user's hook for
+ * its stream, in order; the stream's cursor moves past it, so the next read
+ * starts where this one ended.
  */
 static void
 on_block(redisAsyncContext *ac, void *r, void *priv)
 {
-	redisReply *reply = r, *ents;
+	redisReply *reply = r;
 
 	(void)ac;
 	(void)priv;
@@ -420,10 +423,25 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 			went_down(reply->str);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
-	    reply->element[0]->type == REDIS_REPLY_ARRAY &&
-	    reply->element[0]->elements == 2 &&
-	    (ents = reply->element[0]->element[1])->type == REDIS_REPLY_ARRAY)
+	for (size_t s = 0; reply->type == REDIS_REPLY_ARRAY &&
+	    s < reply->elements; s++) {
+		redisReply *st = reply->element[s], *ents;
+		char *cursor;
+		void (*hook)(const char *, size_t);
+
+		if (st->type != REDIS_REPLY_ARRAY || st->elements != 2 ||
+		    st->element[0]->type != REDIS_REPLY_STRING ||
+		    (ents = st->element[1])->type != REDIS_REPLY_ARRAY)
+			continue;
+		if (strcmp(st->element[0]->str, R.key) == 0) {
+			cursor = R.cursor;
+			hook = R.h->entry;
+		} else if (R.wake[0] != '\0' &&
+		    strcmp(st->element[0]->str, R.wake) == 0) {
+			cursor = R.wcursor;
+			hook = R.h->wake;
+		} else
+			continue;
 		for (size_t i = 0; i < ents->elements; i++) {
 			redisReply *e = ents->element[i], *f;
 
@@ -431,39 +449,57 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 			    e->element[0]->type != REDIS_REPLY_STRING ||
 			    e->element[0]->len >= sizeof(R.cursor))
 				continue;
-			memcpy(R.cursor, e->element[0]->str, e->element[0]->len);
-			R.cursor[e->element[0]->len] = '\0';
+			memcpy(cursor, e->element[0]->str, e->element[0]->len);
+			cursor[e->element[0]->len] = '\0';
 			f = e->element[1];
 			if (f->type == REDIS_REPLY_ARRAY && f->elements == 2 &&
 			    f->element[1]->type == REDIS_REPLY_STRING &&
-			    R.h->entry != NULL)
-				R.h->entry(f->element[1]->str, f->element[1]->len);
+			    hook != NULL)
+				hook(f->element[1]->str, f->element[1]->len);
 		}
+	}
 	issue_block();
 }
 
 static void
 issue_block(void)
 {
+	int ok;
+
 	if (!R.up || R.reset || R.blocked || R.key[0] == '\0' || R.ac[BLK] == NULL)
 		return;
-	if (redisAsyncCommand(R.ac[BLK], on_block, NULL,
-	    "XREAD BLOCK 0 STREAMS %s %s", R.key, R.cursor) == REDIS_OK)
+	if (R.wake[0] != '\0')
+		ok = redisAsyncCommand(R.ac[BLK], on_block, NULL,
+		    "XREAD BLOCK 0 STREAMS %s %s %s %s", R.key, R.wake, R.cursor,
+		    R.wcursor) == REDIS_OK;
+	else
+		ok = redisAsyncCommand(R.ac[BLK], on_block, NULL,
+		    "XREAD BLOCK 0 STREAMS %s %s", R.key, R.cursor) == REDIS_OK;
+	if (ok)
 		R.blocked = 1;
 }
 
 void
-ac_rconn_block(const char *key)
+ac_rconn_block(const char *key, const char *wake)
 {
-	if (strcmp(R.key, key) == 0) {
+	if (wake == NULL)
+		wake = "";
+	if (strcmp(R.key, key) == 0 && strcmp(R.wake, wake) == 0) {
 		issue_block();
 		return;
 	}
 	/* A new stream is read from its start (entries posted before we
 	 * listened are ours too); a read of the old one that is pending
-	 * starts over on the new one. */
-	snprintf(R.key, sizeof(R.key), "%s", key);
-	snprintf(R.cursor, sizeof(R.cursor), "0-0");
+	 * starts over on the new one. The wake stream only from now on: what
+	 * it said before, the set-up that follows a connect has done. */
+	if (strcmp(R.key, key) != 0) {
+		snprintf(R.key, sizeof(R.key), "%s", key);
+		snprintf(R.cursor, sizeof(R.cursor), "0-0");
+	}
+	if (strcmp(R.wake, wake) != 0) {
+		snprintf(R.wake, sizeof(R.wake), "%s", wake);
+		snprintf(R.wcursor, sizeof(R.wcursor), "$");
+	}
 	if (R.blocked)
 		went_down("the blocking read changed streams");
 	else

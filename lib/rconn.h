@@ -22,6 +22,8 @@ struct ac_rconn_hooks {
 	void	(*ready)(void);
 	/* An entry read from the blocking read's stream (its field's value). */
 	void	(*entry)(const char *v, size_t len);
+	/* An entry read from its second stream (ac_rconn_block's WAKE). */
+	void	(*wake)(const char *v, size_t len);
 };
 
 /* Start connecting (asynchronously) to U. */
@@ -62,9 +64,12 @@ int  ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
  * The blocking read: XREAD BLOCK 0 STREAMS KEY CURSOR on the second
  * connection, issued again after every answer, after an error reply and after
  * every reconnect, from the last entry read; a new KEY is read from its start
- * and replaces the old one from the next issue on.
+ * and replaces the old one from the next issue on. WAKE (or NULL) is a second
+ * stream read in the same call, from its entries added after the first read
+ * on (entries added between two reads before its first entry may be missed:
+ * for a signal its senders repeat).
  */
-void ac_rconn_block(const char *key);
+void ac_rconn_block(const char *key, const char *wake);
 
 /*
  * ARGV on a connection of its own, waiting for the answer at most TIMEOUT_MS:

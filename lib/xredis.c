@@ -74,6 +74,7 @@ static struct {
 	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
 	unsigned long	 pub_kept;	/* results kept since the start */
+	int		 wake_busy;	/* node 0: a wake's look is out */
 } X;
 
 /*
@@ -138,10 +139,18 @@ struct script {
  * run}; when it is taken, or that run has another number of nodes (field "n"
  * of its members: an earlier launch of another size, which may have completed
  * without this node), that run is an earlier one and node 0 has not opened
- * this launch's yet: {2, run}, ask again.
+ * this launch's yet: {2, run}, ask again. A {2} also adds an entry to the
+ * job's wake stream, which node 0 reads: where Redis lost the run (FLUSHALL,
+ * a restart empty) while node 0 waits for nothing, only node 0 can open it
+ * again, and nothing else would tell it (on_wake).
  */
 static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
 "local ttl = tonumber(ARGV[5])\n"
+"local function wake()\n"
+"  local w = ARGV[1] .. 'wake'\n"
+"  redis.call('XADD', w, 'MAXLEN', '~', 16, '*', 'w', ARGV[2])\n"
+"  redis.call('EXPIRE', w, ttl)\n"
+"end\n"
 "local known = tonumber(ARGV[4])\n"
 "local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
 "local run, joined = known, 1\n"
@@ -157,9 +166,9 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
 "else\n"
 "  local pm = ARGV[1] .. 'r' .. tag(cur) .. ':members'\n"
 "  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
-"    return {2, cur} end\n"
+"    wake() return {2, cur} end\n"
 "  local pn = redis.call('HGET', pm, 'n')\n"
-"  if pn and pn ~= ARGV[6] then return {2, cur} end\n"
+"  if pn and pn ~= ARGV[6] then wake() return {2, cur} end\n"
 "  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
@@ -933,9 +942,22 @@ struct pub {
 
 static struct pub *pubs;
 static size_t pub_bytes;
+/*
+ * The sweep posts the kept results again at most REPUB_BUSY at a time,
+ * from repub on, each reply sending the next: 20,000 at once stood between
+ * the next barrier's arrival and Redis on the one connection (a replaced
+ * helper's first barrier took 951 ms, under load).
+ */
+#define REPUB_BUSY 64
+static struct pub *repub;
+static int nrepub;
+static uintptr_t repub_epoch;	/* a sweep's: an old reply stops no new one */
+
 static void
 pub_free(struct pub *p)
 {
+	if (repub == p)
+		repub = p->next;
 	pub_bytes -= p->vlen + p->elen;
 	free(p->value);
 	free(p->entry);
@@ -1000,8 +1022,8 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 }
 
 static void
-send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen)
+send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *keys[1] = { done };
@@ -1010,9 +1032,43 @@ send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, lens);
+	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
 }
 
+static void
+send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
+    const char *entry, size_t elen)
+{
+	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
+}
+
+static void repub_pump(void);
+
+static void
+on_repub(redisReply *reply, void *priv)
+{
+	nrepub--;
+	if (reply == NULL && (uintptr_t)priv == repub_epoch)
+		repub = NULL;	/* down: the sweep after the reconnect starts over */
+	repub_pump();
+}
+
+/* The next kept results of the sweep's posting, up to REPUB_BUSY out. */
+static void
+repub_pump(void)
+{
+	while (repub != NULL && nrepub < REPUB_BUSY) {
+		struct pub *p = repub;
+
+		repub = p->next;
+		if (X.quiet && ac_kind_of(p->key) != NULL &&
+		    ac_kind_of(p->key)->streamed)
+			continue;
+		nrepub++;
+		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
+		    p->elen, on_repub, (void *)repub_epoch);
+	}
+}
 
 /* The result of a barrier this node withdrew from too late: it stands. */
 static void
@@ -1262,6 +1318,38 @@ on_entry(const char *v, size_t len)
 	}
 }
 
+static void
+on_wake_check(redisReply *reply, void *priv)
+{
+	(void)priv;
+	X.wake_busy = 0;
+	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+	    reply->integer == 0 && ready() && !X.pending)
+		lost_state();
+}
+
+/*
+ * Node 0: an entry in the job's wake stream, from a node that found no run
+ * to join (register_lua). At a job's start that is a node before us; while
+ * the run is known, Redis has lost it (its members are gone): register and
+ * post again, and tell every node to. One look at a time: a burst of nodes
+ * costs one EXISTS.
+ */
+static void
+on_wake(const char *v, size_t len)
+{
+	char members[KEY_MAX];
+	const char *argv[2] = { "EXISTS", members };
+
+	(void)v;
+	(void)len;
+	if (!ready() || X.pending || X.wake_busy)
+		return;
+	keyname(members, sizeof(members), "members", NULL, 0);
+	if (ac_rconn_cmd(on_wake_check, NULL, 2, argv, NULL) == 0)
+		X.wake_busy = 1;
+}
+
 /* Does another transport carry C (NCCL, while it is up)? */
 static int
 elsewhere(const struct ac_coll *c)
@@ -1293,11 +1381,9 @@ sweep(void)
 	/* The results of result ops we published: a node may still wait for
 	 * a generation its source's node has long passed. */
 	pub_trim(ac_now_ms());
-	for (struct pub *p = pubs; p != NULL; p = p->next)
-		if (!X.quiet || ac_kind_of(p->key) == NULL ||
-		    !ac_kind_of(p->key)->streamed)
-			send_publish(p->key, p->gen, p->value, p->vlen, p->entry,
-			    p->elen);
+	repub = pubs;
+	repub_epoch++;
+	repub_pump();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1357,7 +1443,7 @@ unnamed(void)
 static void
 on_register(redisReply *reply, void *priv)
 {
-	char events[KEY_MAX], why[600];
+	char events[KEY_MAX], wake[KEY_MAX], why[600];
 	long run;
 
 	(void)priv;
@@ -1407,7 +1493,8 @@ on_register(redisReply *reply, void *priv)
 		X.rj.fresh = run;
 	ac_rconn_healthy();
 	keyname(events, sizeof(events), "ev", NULL, 0);
-	ac_rconn_block(events);
+	snprintf(wake, sizeof(wake), "%swake", X.base);
+	ac_rconn_block(events, X.job->node == 0 ? wake : NULL);
 	X.next_refresh = ac_now_ms() + X.refresh_ms;
 	sweep();
 	if (X.off_pending[0]) {
@@ -1768,7 +1855,7 @@ static const struct ac_xport xport = {
 
 static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };
 
-static const struct ac_rconn_hooks hooks = { on_ready, on_entry };
+static const struct ac_rconn_hooks hooks = { on_ready, on_entry, on_wake };
 
 int
 ac_xredis_check(const char *url, const char *password_file, char *err,

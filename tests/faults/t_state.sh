@@ -3,7 +3,8 @@
 # 14: scripts go by hash), keys with a 2 s TTL while a
 # node is 4 s late (the waiting nodes keep them alive) and after the job (none
 # outlives its TTL), and a second run with the job id of a finished one (it
-# never passes on the first run's state). Over a Unix socket.
+# never passes on the first run's state), and a FLUSHALL while node 0 idles and
+# before another node's helper first runs. Over a Unix socket.
 . "$(dirname "$0")/lib.sh"
 
 tearDown() { faults_teardown; }
@@ -73,6 +74,35 @@ testReaderKeepsNoCopies() {
 	at16=$(awk '$1 == 16 { print $2 }' "$d/rss")
 	assertTrue "the reader's helper grew from $at3 KiB (round 3) to $at16 KiB (round 16): $(tr '\n' ' ' <"$d/rss")" \
 		"[ $((at16 - at3)) -lt 4096 ]"
+}
+
+# FLUSHALL while node 0 is idle (its rank broadcast and went on to work of its
+# own) and before node 1's helper has ever run: node 1's first call starts a
+# fresh helper, which finds no run to join and waits for node 0 to open one.
+# Node 0, waiting for nothing, read only its run's stream and never learnt that
+# Redis had lost it: the reader waited to its deadline. A fresh node that
+# finds no run now wakes node 0 (the job's wake stream), which posts again.
+testFlushallWhileNodeZeroIdle() {
+	local d; d=$(scratch)/idle0
+	redis_start
+	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
+		if [ "$ACCELCTL_RANK" = 0 ]; then
+			accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
+		else
+			waitfor flushed 60
+			v=$(accelctl broadcast --timeout 20s seed) && echo "$v" >"$FDIR/v1"
+			rc=$?; touch "$FDIR/read"; exit $rc
+		fi'
+	eventually 30 test -e "$d/sent"
+	# The result is in Redis (node 0 registered and posted it): the
+	# FLUSHALL takes it away.
+	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
+	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
+	touch "$d/flushed"
+	job_wait
+	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle"
+	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
+	assertOneHelperPerNode "$d" 2
 }
 
 # SCRIPT FLUSH while a 4-node x 2-rank loop of 40 runs, at generation 10 while
