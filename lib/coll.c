@@ -508,8 +508,9 @@ ac_job_counter(struct ac_job *j, long lrank, const char *key,
 	struct ac_keygen *k;
 
 	if (!ac_key_valid(key) || lrank < 0 || lrank >= j->lsize ||
-	    next_gen < 0 || last_gen < 0 || (k = keygen(j, key)) == NULL)
-		return -1;
+	    next_gen < 0 || next_gen == INT64_MAX || last_gen < 0 ||
+	    (k = keygen(j, key)) == NULL)
+		return -1;	/* INT64_MAX: a next generation has none after it */
 	k->next_gen[lrank] = next_gen;
 	k->last_gen[lrank] = last_gen;
 	k->nonce[lrank] = nonce;
@@ -562,8 +563,9 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 	struct ac_keygen *k = ac_job_key(j, key);
 	struct ac_coll *c = NULL;
 
+	/* next_gen - 1, not gen + 1: a journal's W record may say INT64_MAX. */
 	if (k == NULL || lrank < 0 || lrank >= j->lsize ||
-	    k->next_gen[lrank] != gen + 1)
+	    k->next_gen[lrank] - 1 != gen)
 		return -1;
 	if ((c = find_coll(j, k, gen)) == k->last_done)
 		c = NULL;	/* released: nothing to take back */
