@@ -80,6 +80,9 @@ struct ac_job {
 	int		  xlocal;
 	/* The transport cannot complete C: its waiters fail (exit 125) with WHY. */
 	void		(*failed)(struct ac_job *, struct ac_coll *, const char *why);
+	/* Does a process of this node's ranks still run? NULL: assume so. A
+	 * transport asks before it acts for the present launch only. */
+	int		(*alive)(struct ac_job *);
 };
 
 /* Is KEY a collective's key: "b:", "c:", "w:", "m:" or "k:", then 1 or more

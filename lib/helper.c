@@ -35,6 +35,7 @@
 #include "msg.h"
 #include "proctitle.h"
 #include "proto.h"
+#include "rankproc.h"
 #include "rdvurl.h"
 #include "rundir.h"
 #include "transport.h"
@@ -67,6 +68,7 @@ struct conn {
 	int		 role;
 	long		 deadline;	/* ms, -1 none */
 	long		 progress_ms, next_progress;
+	long		 pid;		/* the client's (SO_PEERCRED) */
 };
 
 static struct {
@@ -79,6 +81,7 @@ static struct {
 	int		 accept_paused;	/* at the fd limit: until a connection closes */
 	long		 max_clients;
 	int		 pidfd;		/* the .pid file, flocked for our whole life */
+	struct ac_rankproc *rproc;	/* [lsize]: who ran each rank's last call */
 	long		 idle_ms, idle_since;
 	int		 stop;
 	ino_t		 sock_ino;
@@ -407,6 +410,27 @@ on_hello(struct conn *c, struct ac_rd *r)
 	c->lrank = (long)v[AC_LRANK];
 	c->rank = v[AC_RANK];
 	ac_job_hello(&H.job, c->lrank, c->rank);
+	/* The process that ran this rank's call (its shell, its script):
+	 * while one of those runs, this helper serves a live launch. */
+	if (H.rproc == NULL)
+		H.rproc = calloc((size_t)H.job.lsize, sizeof(*H.rproc));
+	if (H.rproc != NULL)
+		(void)ac_rankproc_parent(c->pid, &H.rproc[c->lrank]);
+}
+
+/* Does a process of this node's ranks still run (a client connected, or the
+ * process that ran one's last call)? An earlier launch's helper, idling on
+ * after its ranks ended, says no (coll.h: alive). */
+static int
+ranks_alive(struct ac_job *j)
+{
+	for (struct conn *c = H.conns; c != NULL; c = c->next)
+		if (c->hello)
+			return 1;
+	for (long l = 0; H.rproc != NULL && l < j->lsize; l++)
+		if (ac_rankproc_alive(&H.rproc[l]))
+			return 1;
+	return 0;
 }
 
 static void
@@ -706,6 +730,7 @@ accept_conn(void)
 		return;
 	}
 	c->fd = fd;
+	c->pid = (long)cred.pid;
 	c->since = ac_now_ms();
 	c->deadline = -1;
 	c->lrank = -1;
@@ -1082,6 +1107,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	}
 	snprintf(H.job.id, sizeof(H.job.id), "%s", t->job_id);
 	H.job.released = on_released;
+	H.job.alive = ranks_alive;
 	H.job.aborting = on_abort;
 	H.job.shaped = start_transport;
 	H.job.failed = on_failed;
@@ -1195,5 +1221,6 @@ out:
 	remove_pid_file();
 	ac_paths_close(&H.paths);
 	ac_job_free(&H.job);
+	free(H.rproc);
 	return rc;
 }

@@ -61,6 +61,12 @@ struct xop {
 	int64_t		 status;	/* after the header */
 	uint64_t	 len;
 	long		 root;
+	/* A local source's result (x_publish), kept here to hand to the
+	 * rendezvous if NCCL goes off first: its collective may be freed by
+	 * then (a later generation of the name released it). */
+	int		 mine, msrc;
+	int64_t		 mresult;
+	char		*mfailed;
 };
 
 static struct {
@@ -94,6 +100,7 @@ static void pump(void);
 static void progress(void);
 static void disagree(const struct xop *o);
 static void go_off(const char *why, int tell);
+static void hand_over(const struct xop *o);
 #define DISAGREED "helpers disagreed on the order of collectives"
 /*
  * A barrier that waits in NCCL longer than this is also posted to Redis (one
@@ -145,6 +152,7 @@ static void
 free_op(struct xop *o)
 {
 	free(o->payload);
+	free(o->mfailed);
 	free(o);
 }
 
@@ -366,19 +374,16 @@ go_off(const char *why, int tell)
 		N.rdv->quiet(0);
 		/* A local source's result handed to NCCL counts as published
 		 * here (complete() marks it done once handed over), and the
-		 * sweep after a (re)connect posts only what is in flight: so
-		 * it goes to the rendezvous itself, which keeps it until it
-		 * is registered. Dropped with the op, a node that went off
-		 * before it was connected (no GPU: its first broadcast) left
-		 * the other nodes' readers waiting to their deadline. */
+		 * sweep after a (re)connect posts only what is in flight and
+		 * each name's latest: so it goes to the rendezvous itself,
+		 * which keeps it until it is registered (hand_over). Dropped
+		 * with the op, a node that went off before it was connected
+		 * (no GPU: its first broadcast), or with two generations of a
+		 * name queued (NCCL still joining), left the other nodes'
+		 * readers waiting to their deadline. */
 		while (N.head != NULL) {
-			struct ac_coll *c = ac_job_find(N.job, N.head->key,
-			    N.head->gen);
-
+			hand_over(N.head);
 			pop();
-			if (c != NULL && c->op == AC_OP_RESULT &&
-			    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
-				N.base->publish(N.job, c);
 		}
 		N.rdv->resync();
 		return;
@@ -818,8 +823,41 @@ x_result(struct ac_job *j, struct ac_coll *c, int publish)
 		return;
 	if (!o->have)
 		fill_result(o, c);
+	if (publish && !o->mine && (o->mfailed = strdup(c->failed)) != NULL) {
+		o->mine = 1;
+		o->msrc = c->src;
+		o->mresult = c->result;
+	}
 	begin();
 	pump();
+}
+
+/*
+ * NCCL went off with O in its queue: a local source's result goes to the
+ * rendezvous, from what the op kept (the collective itself may be gone:
+ * released and freed once a later generation of its name was). Results
+ * only: a barrier and a reader's op stay in flight in the job, and the
+ * sweep that follows posts or asks them again.
+ */
+static void
+hand_over(const struct xop *o)
+{
+	struct ac_coll c;
+
+	if (!o->mine || (o->msrc != AC_SRC_DONE && o->msrc != AC_SRC_LOST))
+		return;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.key, sizeof(c.key), "%s", o->key);
+	c.gen = o->gen;
+	c.op = AC_OP_RESULT;
+	c.scope = AC_SCOPE_JOB;
+	c.src = o->msrc;
+	c.done = 1;
+	c.result = o->mresult;
+	snprintf(c.failed, sizeof(c.failed), "%s", o->mfailed);
+	c.payload = o->payload;
+	c.paylen = o->msrc == AC_SRC_DONE ? o->paylen : 0;
+	N.base->publish(N.job, &c);
 }
 
 static void

@@ -307,8 +307,17 @@ static struct script off_lua = { FANOUT_LUA
 "fanout(ARGV[3], tonumber(ARGV[4]), 'N', ttl)\n"
 "return 1\n", "" };
 
+/* Lua: has Redis lost this run (node 0, told by a wake)? KEYS: the run's
+ * members, the run counter. ARGV: the run. 1 when the members are gone or
+ * the counter is below the run. */
+static struct script wake_lua = {
+"if redis.call('EXISTS', KEYS[1]) == 0 or\n"
+"    tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[1]) then\n"
+"  return 1 end\n"
+"return 0\n", "" };
+
 static struct script *const scripts[] = { &register_lua, &arrive_lua,
-    &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua };
+    &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua, &wake_lua };
 
 struct req {
 	struct req *next;
@@ -1324,30 +1333,37 @@ on_wake_check(redisReply *reply, void *priv)
 	(void)priv;
 	X.wake_busy = 0;
 	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
-	    reply->integer == 0 && ready() && !X.pending)
+	    reply->integer == 1 && ready() && !X.pending)
 		lost_state();
 }
 
 /*
  * Node 0: an entry in the job's wake stream, from a node that found no run
  * to join (register_lua). At a job's start that is a node before us; while
- * the run is known, Redis has lost it (its members are gone): register and
- * post again, and tell every node to. One look at a time: a burst of nodes
- * costs one EXISTS.
+ * the run is known, Redis may have lost it (its members, or the counter that
+ * names it the newest, gone): register and post again, and tell every node
+ * to. Only while a process of this node's ranks still runs: an earlier
+ * launch's node 0, idling on after its job under the same job id, would
+ * bring its run back for the new launch's nodes to join, and they would
+ * pass on its results (review of issue 18). One look at a time: a burst of
+ * nodes costs one script call.
  */
 static void
 on_wake(const char *v, size_t len)
 {
-	char members[KEY_MAX];
-	const char *argv[2] = { "EXISTS", members };
+	char members[KEY_MAX], counter[KEY_MAX], num[24];
+	const char *keys[2] = { members, counter }, *args[1] = { num };
 
 	(void)v;
 	(void)len;
-	if (!ready() || X.pending || X.wake_busy)
+	if (!ready() || X.pending || X.wake_busy ||
+	    (X.job->alive != NULL && !X.job->alive(X.job)))
 		return;
 	keyname(members, sizeof(members), "members", NULL, 0);
-	if (ac_rconn_cmd(on_wake_check, NULL, 2, argv, NULL) == 0)
-		X.wake_busy = 1;
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	snprintf(num, sizeof(num), "%ld", X.runid->run);
+	X.wake_busy = 1;
+	run(&wake_lua, on_wake_check, NULL, 2, keys, 1, args, NULL);
 }
 
 /* Does another transport carry C (NCCL, while it is up)? */

@@ -152,6 +152,48 @@ testWithdrawnArrivalSeenByWaiters() {
 	for i in 0 2; do (w "$i" "$ACCELCTL" helper stop >/dev/null 2>&1); done
 }
 
+# faults.restart testWithdrawalTooLate over etcd: node 0's rank waits at y
+# (its arrival in etcd), its helper is stopped, node 1 arrives and passes;
+# node 0's rank is killed and its helper continued, which withdraws the
+# arrival after the barrier had passed. By the revisions node 0 decides as
+# node 1 did (y passed), so its rank stays past y: a rerun under the same job
+# id finds both nodes at the same generations and passes y and z.
+testWithdrawalTooLate() {
+	JOB=toolate
+	local c0 p i=0
+	# Both nodes in the run first (a fresh node joins only when node 0
+	# answers: testRerunAfterSigkill).
+	(node wl 1 barrier --timeout 20s start; echo "$rc" >"$(scratch)/wl.start") &
+	node wl 0 barrier --timeout 20s start
+	wait
+	assertEquals "both passed start" "0 0" "$rc $(cat "$(scratch)/wl.start")"
+	(node_env wl 0 "$ACCELCTL" barrier --timeout 40s y 2>/dev/null) &
+	c0=$!
+	until [ -n "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:y/0/0" --keys-only)" ] || [ $i -gt 400 ]; do
+		sleep 0.05; i=$((i + 1)); done
+	assertNotEquals "node 0's arrival is in etcd" "" "$(etcdctl_ get --prefix "accelctl/$JOB/r1/arr/b:y/0/0" --keys-only)"
+	p=$(cat "$(scratch)"/wl/n0/*.pid)
+	kill -STOP "$p"
+	node wl 1 barrier --timeout 20s y
+	assertEquals "node 1 passes y ($err)" 0 "$rc"
+	kill -9 "$c0"; wait "$c0" 2>/dev/null
+	kill -CONT "$p"
+	i=0
+	until (node_env wl 0 timeout 5 "$ACCELCTL" status 2>/dev/null) | grep -q "nothing in flight"; do
+		[ $i -lt 1000 ] || { fail "node 0 still holds y: $(node_env wl 0 "$ACCELCTL" status 2>&1)"; break; }
+		sleep 0.02; i=$((i + 1))
+	done
+	( { (node_env wl 1 timeout 30 "$ACCELCTL" barrier --timeout 8s y) &&
+		(node_env wl 1 timeout 30 "$ACCELCTL" barrier --timeout 8s z); } \
+		2>"$(scratch)/wl.err.1"; echo $? >"$(scratch)/wl.rc.1") &
+	( { (node_env wl 0 timeout 30 "$ACCELCTL" barrier --timeout 8s y) &&
+		(node_env wl 0 timeout 30 "$ACCELCTL" barrier --timeout 8s z); } \
+		2>"$(scratch)/wl.err.0"; echo $? >"$(scratch)/wl.rc.0") &
+	wait
+	assertEquals "the rerun: y and z pass on both nodes ($(cat "$(scratch)"/wl.err.*))" "0 0" \
+		"$(cat "$(scratch)"/wl.rc.0 "$(scratch)"/wl.rc.1 | tr '\n' ' ' | sed 's/ $//')"
+}
+
 # As testClosedBeforeTheRankArrives, but node 1 (joined launch 1's run) is
 # the source of a result (on-process --wait 1) before launch 2's node 0 opens
 # its run. Node 1 then moves to node 0's run: the result must follow it.

@@ -4,7 +4,8 @@
 # node is 4 s late (the waiting nodes keep them alive) and after the job (none
 # outlives its TTL), and a second run with the job id of a finished one (it
 # never passes on the first run's state), and a FLUSHALL while node 0 idles and
-# before another node's helper first runs. Over a Unix socket.
+# before another node's helper first runs (the wake; an earlier launch's idle
+# node 0 does not answer it). Over a Unix socket.
 . "$(dirname "$0")/lib.sh"
 
 tearDown() { faults_teardown; }
@@ -313,6 +314,73 @@ testRerunAfterFlushWithOldHelpersAlive() {
 	*) fail "node 0 alone, second run: exit $rc after $(bar_ms "$d" x) ms, expected 124 (or a refusal, 2/125) (stderr: $(cat "$d/err.0"))" ;;
 	esac
 	assertEquals "node 0 alone never passed" "" "$(grep leave "$d/g0" 2>/dev/null)"
+}
+
+# stop_node_helper DIR NODE: that node's helper stopped (SIGTERM), and gone.
+stop_node_helper() {
+	local p i=0
+	p=$(helper_pid "$1" "$2")
+	[ -n "$p" ] || return 0
+	kill -TERM "$p" 2>/dev/null
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 250 ]; do sleep 0.02; i=$((i + 1)); done
+}
+
+# rerun_alone DIR: node 1 alone timed out (124) and never passed.
+rerun_alone() {
+	local d=$1 rc; rc=$(rcs "$d")
+	assertEquals "node 1 alone, second launch: exit $rc (stderr: $(cat "$d/err.1")) (helper log: $(cat "$d"/n1/*.log 2>/dev/null | tail -5))" 124 "$rc"
+	assertEquals "node 1 alone never passed" "" "$(grep leave "$d/g1" 2>/dev/null)"
+}
+
+# A job id used again while the first launch's node 0 helper still idles
+# (srun leaves it; ACCELCTL_HELPER_IDLE) and its node 1 helper is gone (idled
+# out first), after Redis lost the job's keys (FLUSHALL here; the TTL in the
+# next test). The second launch's node 1 comes first: its registration finds
+# no run and wakes "node 0" through the job's wake stream, which is the first
+# launch's idle node 0. That one must not bring its run back (it did, in the
+# review of issue 18: node 1 joined it fresh and passed x alone): no process
+# of its ranks runs any more. Node 1 alone never passes x (124).
+testRerunNodeOneFirstAfterFlushOldNodeZeroIdle() {
+	redis_start
+	JOB=wakeold$RANDOM
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/w1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/w1" 2 "the first launch"
+	stop_node_helper "$(scratch)/w1" 1
+	assertEquals FLUSHALL OK "$(redis_cli flushall)"
+	local d; d=$(scratch)/w2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_run "$d" 2 1 'bar x --timeout 5s'
+	rerun_alone "$d"
+}
+
+testRerunNodeOneFirstAfterTtlOldNodeZeroIdle() {
+	redis_start
+	JOB=wakettl$RANDOM
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=3" job_run "$(scratch)/t1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/t1" 2 "the first launch"
+	stop_node_helper "$(scratch)/t1" 1
+	# Until every key of the first launch has expired (no operator action).
+	eventually 30 sh -c "[ -z \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*')\" ]"
+	local d; d=$(scratch)/t2
+	RDV=unix://$REDIS_SOCK JOB_ENV="ACCELCTL_REDIS_TTL=3" ONLY_NODES=1 job_run "$d" 2 1 'bar x --timeout 5s'
+	rerun_alone "$d"
+}
+
+# The same with a broadcast: node 1 of the second launch must not read the
+# first launch's value.
+testRerunReaderGetsOldValueAfterFlush() {
+	redis_start
+	JOB=wakebc$RANDOM
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/b1" 2 1 '
+		if [ $ACCELCTL_RANK = 0 ]; then accelctl broadcast seed FIRST-LAUNCH
+		else accelctl broadcast --timeout 10s seed >/dev/null; fi'
+	assertAllRc 0 "$(scratch)/b1" 2 "the first launch"
+	stop_node_helper "$(scratch)/b1" 1
+	assertEquals FLUSHALL OK "$(redis_cli flushall)"
+	local d; d=$(scratch)/b2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_run "$d" 2 1 '
+		v=$(accelctl broadcast --timeout 5s seed); rc=$?; echo "$v" >"$FDIR/v1"; exit $rc'
+	assertEquals "node 1 alone, second launch (read '$(cat "$d/v1")')" 124 "$(rcs "$d")"
+	assertEquals "what node 1 read" "" "$(cat "$d/v1")"
 }
 
 load_shunit2

@@ -189,6 +189,10 @@ forge_names() {
 # refused, the next barrier waited to its deadline).
 testManyNamesServedFast() {
 	local n=${NAMES_N:-20000} d limit=1000; d=$(scratch)/names; mkdir -p "$d"
+	# Four nodes: 320-450 ms idle, and up to 1.1 s with three other suites
+	# on 2 cores (ctest -j4, review of issue 18); the second is what a
+	# quadratic replay would not keep (it took 4.5 s).
+	[ "${ACCELCTL_TEST_NNODES:-1}" -ge 4 ] && limit=2000
 	# A sanitized build runs the same replay some times slower.
 	[ "${ACCELCTL_SANITIZED:-0}" = 1 ] && limit=10000
 	RUN_LIMIT=120 run -- launch -n 4 --tag -- bash -c "$KILL_HELPER$FORGE_NAMES"'
