@@ -18,6 +18,7 @@
 #include "client.h"
 #include "coll.h"
 #include "duration.h"
+#include "rankproc.h"
 #include "rdvurl.h"
 
 static char dir[] = "/tmp/accelctl-test-client.XXXXXX";
@@ -172,6 +173,56 @@ test_validators(void)
 	CHECK_STR(u5, "etcd://u:*****@a:1");
 }
 
+/* The process that ran a call (rankproc.c): a child's parent is us, alive;
+ * a child that exited and was reaped is not; nor a pid whose start time is
+ * another process's (a reused pid). */
+static void
+test_rankproc(void)
+{
+	struct ac_rankproc p, q;
+	pid_t kid, grandkid;
+	int st, fds[2];
+
+	CHECK(pipe(fds) == 0);
+	if ((kid = fork()) == 0) {
+		char c;
+
+		close(fds[1]);
+		/* The kid's parent is this test: its rank process. */
+		(void)read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	CHECK(ac_rankproc_parent((long)kid, &p) == 0);
+	CHECK(p.pid == (long)getpid());
+	CHECK(ac_rankproc_alive(&p));
+	q = p;
+	q.start++;
+	CHECK(!ac_rankproc_alive(&q));
+	close(fds[1]);
+	waitpid(kid, &st, 0);
+	/* A process that ended: its record, as its own child saw it. */
+	CHECK(pipe(fds) == 0);
+	if ((kid = fork()) == 0) {
+		close(fds[0]);
+		if ((grandkid = fork()) == 0) {
+			sleep(1);
+			_exit(0);
+		}
+		if (ac_rankproc_parent((long)grandkid, &p) == 0)
+			(void)write(fds[1], &p, sizeof(p));
+		_exit(0);
+	}
+	close(fds[1]);
+	memset(&q, 0, sizeof(q));
+	CHECK(read(fds[0], &q, sizeof(q)) == (ssize_t)sizeof(q));
+	close(fds[0]);
+	CHECK(q.pid == (long)kid);
+	waitpid(kid, &st, 0);
+	CHECK(!ac_rankproc_alive(&q));
+	CHECK(ac_rankproc_parent(-1, &q) == -1);
+}
+
 int
 main(void)
 {
@@ -184,6 +235,7 @@ main(void)
 	test_poll_ms();
 	test_no_leak_per_failed_open();
 	test_full_queue();
+	test_rankproc();
 	rmdir(dir);
 	return CHECK_DONE();
 }
