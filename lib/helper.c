@@ -410,22 +410,19 @@ on_hello(struct conn *c, struct ac_rd *r)
 	c->lrank = (long)v[AC_LRANK];
 	c->rank = v[AC_RANK];
 	ac_job_hello(&H.job, c->lrank, c->rank);
-	/* The process that ran this rank's call (its shell, its script):
-	 * while one of those runs, this helper serves a live launch. */
-	if (H.rproc == NULL)
-		H.rproc = calloc((size_t)H.job.lsize, sizeof(*H.rproc));
-	if (H.rproc != NULL)
-		(void)ac_rankproc_parent(c->pid, &H.rproc[c->lrank]);
 }
 
-/* Does a process of this node's ranks still run (a client connected, or the
- * process that ran one's last call)? An earlier launch's helper, idling on
- * after its ranks ended, says no (coll.h: alive). */
+/* Does a process of this node's ranks still run (a rank waiting at a
+ * collective, or the processes that ran one's last collective call)? An
+ * earlier launch's helper, idling on after its ranks ended, says no
+ * (coll.h: alive). `status`, `helper` and the like are not ranks: an
+ * operator's shell that ran one would keep an old launch alive for ever,
+ * and overwrite the record of the rank whose LOCAL_RANK it has. */
 static int
 ranks_alive(struct ac_job *j)
 {
 	for (struct conn *c = H.conns; c != NULL; c = c->next)
-		if (c->hello)
+		if (c->coll != NULL)
 			return 1;
 	for (long l = 0; H.rproc != NULL && l < j->lsize; l++)
 		if (ac_rankproc_alive(&H.rproc[l]))
@@ -464,6 +461,12 @@ on_arrive(struct conn *c, struct ac_rd *r)
 	if (co == NULL)
 		return refuse(c, "%s: %s", key, why);
 	send_i64(c, AC_MSG_ACK, co->gen);
+	/* Who ran this rank's call (its shell or script, past a wrapper):
+	 * while one of them runs, this helper serves a live launch. */
+	if (H.rproc == NULL)
+		H.rproc = calloc((size_t)H.job.lsize, sizeof(*H.rproc));
+	if (H.rproc != NULL)
+		(void)ac_rankproc_parent(c->pid, &H.rproc[c->lrank]);
 	c->coll = co;
 	co->waiters++;
 	c->role = role;

@@ -383,4 +383,69 @@ testRerunReaderGetsOldValueAfterFlush() {
 	assertEquals "what node 1 read" "" "$(cat "$d/v1")"
 }
 
+# The same where an operator ran `accelctl status` on the old node 0, from a
+# shell that stays: status is no rank, and must not keep the old launch
+# "alive" (it did, in the second review of issue 18: node 1 passed alone).
+testRerunAfterFlushOldStatusShellAlive() {
+	redis_start
+	JOB=revst$RANDOM
+	RDV=unix://$REDIS_SOCK job_run "$(scratch)/w1" 2 1 'bar x --timeout 10s'
+	assertAllRc 0 "$(scratch)/w1" 2 "the first launch"
+	stop_node_helper "$(scratch)/w1" 1
+	rank_env "$(scratch)/w1" 2 1 0 0
+	env -i "${ENVV[@]}" bash -c 'accelctl status >/dev/null 2>&1; sleep 40' </dev/null >/dev/null 2>&1 &
+	OPSH=$!
+	eventually 10 sh -c "ps -o args= --ppid $OPSH | grep -q '^sleep 40'"
+	assertEquals FLUSHALL OK "$(redis_cli flushall)"
+	local d; d=$(scratch)/w2
+	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_run "$d" 2 1 'bar x --timeout 5s'
+	kill $OPSH 2>/dev/null; wait $OPSH 2>/dev/null
+	rerun_alone "$d"
+}
+# testFlushallWhileNodeZeroIdle with node 0's call under timeout(1), a wrapper
+# that forks and exits with the call: the rank's shell above it is what runs.
+testFlushallWhileNodeZeroIdleUnderTimeout() {
+	local d; d=$(scratch)/idle0t
+	redis_start
+	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
+		if [ "$ACCELCTL_RANK" = 0 ]; then
+			timeout 30 accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
+		else
+			waitfor flushed 60
+			v=$(accelctl broadcast --timeout 8s seed) && echo "$v" >"$FDIR/v1"
+			rc=$?; touch "$FDIR/read"; exit $rc
+		fi'
+	eventually 30 test -e "$d/sent"
+	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
+	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
+	touch "$d/flushed"
+	job_wait
+	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle (timeout)"
+	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
+}
+
+# testFlushallWhileNodeZeroIdle with an operator's one-off `accelctl status` on
+# node 0 while its rank computes: it must not replace the rank's record.
+testFlushallWhileNodeZeroIdleAfterStatus() {
+	local d; d=$(scratch)/idle0s
+	redis_start
+	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
+		if [ "$ACCELCTL_RANK" = 0 ]; then
+			accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
+		else
+			waitfor flushed 60
+			v=$(accelctl broadcast --timeout 8s seed) && echo "$v" >"$FDIR/v1"
+			rc=$?; touch "$FDIR/read"; exit $rc
+		fi'
+	eventually 30 test -e "$d/sent"
+	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
+	rank_env "$d" 2 1 0 0
+	env -i "${ENVV[@]}" bash -c 'accelctl status; true' </dev/null >/dev/null 2>&1
+	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
+	touch "$d/flushed"
+	job_wait
+	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle (after a status)"
+	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
+}
+
 load_shunit2
