@@ -83,12 +83,15 @@ testReaderKeepsNoCopies() {
 # Node 0, waiting for nothing, read only its run's stream and never learnt that
 # Redis had lost it: the reader waited to its deadline. A fresh node that
 # finds no run now wakes node 0 (the job's wake stream), which posts again.
-testFlushallWhileNodeZeroIdle() {
-	local d; d=$(scratch)/idle0
+# flush_idle0 DIR WRAP [STATUS]: that job, node 0's call run as "WRAP accelctl
+# ..." (WRAP: a command that runs the rest, or ""); with STATUS, an operator's
+# one-off `accelctl status` on node 0 before the FLUSHALL.
+flush_idle0() {
+	local d=$1 wrap=$2 status=${3:-}
 	redis_start
 	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
 		if [ "$ACCELCTL_RANK" = 0 ]; then
-			accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
+			'"$wrap"' accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
 		else
 			waitfor flushed 60
 			v=$(accelctl broadcast --timeout 20s seed) && echo "$v" >"$FDIR/v1"
@@ -98,13 +101,18 @@ testFlushallWhileNodeZeroIdle() {
 	# The result is in Redis (node 0 registered and posted it): the
 	# FLUSHALL takes it away.
 	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
+	if [ -n "$status" ]; then
+		rank_env "$d" 2 1 0 0
+		env -i "${ENVV[@]}" bash -c 'accelctl status; true' </dev/null >/dev/null 2>&1
+	fi
 	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
 	touch "$d/flushed"
 	job_wait
-	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle"
+	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle (${wrap:-no wrapper}${status:+, after a status})"
 	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
 	assertOneHelperPerNode "$d" 2
 }
+testFlushallWhileNodeZeroIdle() { flush_idle0 "$(scratch)/idle0" ""; }
 
 # SCRIPT FLUSH while a 4-node x 2-rank loop of 40 runs, at generation 10 while
 # nodes 0-2 wait there and node 3 is held back (issue 14): the helpers send
@@ -404,48 +412,10 @@ testRerunAfterFlushOldStatusShellAlive() {
 }
 # testFlushallWhileNodeZeroIdle with node 0's call under timeout(1), a wrapper
 # that forks and exits with the call: the rank's shell above it is what runs.
-testFlushallWhileNodeZeroIdleUnderTimeout() {
-	local d; d=$(scratch)/idle0t
-	redis_start
-	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
-		if [ "$ACCELCTL_RANK" = 0 ]; then
-			timeout 30 accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
-		else
-			waitfor flushed 60
-			v=$(accelctl broadcast --timeout 8s seed) && echo "$v" >"$FDIR/v1"
-			rc=$?; touch "$FDIR/read"; exit $rc
-		fi'
-	eventually 30 test -e "$d/sent"
-	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
-	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
-	touch "$d/flushed"
-	job_wait
-	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle (timeout)"
-	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
-}
+testFlushallWhileNodeZeroIdleUnderTimeout() { flush_idle0 "$(scratch)/idle0t" "timeout 30"; }
 
 # testFlushallWhileNodeZeroIdle with an operator's one-off `accelctl status` on
 # node 0 while its rank computes: it must not replace the rank's record.
-testFlushallWhileNodeZeroIdleAfterStatus() {
-	local d; d=$(scratch)/idle0s
-	redis_start
-	RDV=unix://$REDIS_SOCK job_start "$d" 2 1 '
-		if [ "$ACCELCTL_RANK" = 0 ]; then
-			accelctl broadcast seed v1 && touch "$FDIR/sent" && waitfor read 60
-		else
-			waitfor flushed 60
-			v=$(accelctl broadcast --timeout 8s seed) && echo "$v" >"$FDIR/v1"
-			rc=$?; touch "$FDIR/read"; exit $rc
-		fi'
-	eventually 30 test -e "$d/sent"
-	eventually 30 sh -c "[ -n \"\$(timeout 10 redis-cli -s '$REDIS_SOCK' --scan --pattern 'accelctl:{$JOB}:*:done:c:seed:0')\" ]"
-	rank_env "$d" 2 1 0 0
-	env -i "${ENVV[@]}" bash -c 'accelctl status; true' </dev/null >/dev/null 2>&1
-	assertEquals "FLUSHALL" OK "$(redis_cli flushall)"
-	touch "$d/flushed"
-	job_wait
-	assertAllRc 0 "$d" 2 "a fresh node after a FLUSHALL, node 0 idle (after a status)"
-	assertEquals "what node 1 read" v1 "$(cat "$d/v1" 2>/dev/null)"
-}
+testFlushallWhileNodeZeroIdleAfterStatus() { flush_idle0 "$(scratch)/idle0s" "" status; }
 
 load_shunit2
