@@ -219,5 +219,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	replay_journal();
 	ac_job_free(&H.job);
+	free(H.rproc);		/* the helper frees it as it exits */
 	return 0;
 }
