@@ -348,17 +348,30 @@ rerun_alone() {
 # launch's idle node 0. That one must not bring its run back (it did, in the
 # review of issue 18: node 1 joined it fresh and passed x alone): no process
 # of its ranks runs any more. Node 1 alone never passes x (124).
-testRerunNodeOneFirstAfterFlushOldNodeZeroIdle() {
+# rerun_after_flush JOB [STATUS]: that test under job id JOB; with STATUS, an
+# operator's `accelctl status` on the old node 0 first, from a shell that
+# stays open until the second launch is over (its `sleep 40` stands for the
+# shell's life, and is ended below).
+rerun_after_flush() {
+	local opsh=""
 	redis_start
-	JOB=wakeold$RANDOM
+	JOB=$1$RANDOM
 	RDV=unix://$REDIS_SOCK job_run "$(scratch)/w1" 2 1 'bar x --timeout 10s'
 	assertAllRc 0 "$(scratch)/w1" 2 "the first launch"
 	stop_node_helper "$(scratch)/w1" 1
+	if [ -n "${2:-}" ]; then
+		rank_env "$(scratch)/w1" 2 1 0 0
+		env -i "${ENVV[@]}" bash -c 'accelctl status >/dev/null 2>&1; sleep 40' </dev/null >/dev/null 2>&1 &
+		opsh=$!
+		eventually 10 sh -c "ps -o args= --ppid $opsh | grep -q '^sleep 40'"
+	fi
 	assertEquals FLUSHALL OK "$(redis_cli flushall)"
 	local d; d=$(scratch)/w2
 	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_run "$d" 2 1 'bar x --timeout 5s'
+	[ -n "$opsh" ] && { kill "$opsh" 2>/dev/null; wait "$opsh" 2>/dev/null; }
 	rerun_alone "$d"
 }
+testRerunNodeOneFirstAfterFlushOldNodeZeroIdle() { rerun_after_flush wakeold; }
 
 testRerunNodeOneFirstAfterTtlOldNodeZeroIdle() {
 	redis_start
@@ -394,22 +407,7 @@ testRerunReaderGetsOldValueAfterFlush() {
 # The same where an operator ran `accelctl status` on the old node 0, from a
 # shell that stays: status is no rank, and must not keep the old launch
 # "alive" (it did, in the second review of issue 18: node 1 passed alone).
-testRerunAfterFlushOldStatusShellAlive() {
-	redis_start
-	JOB=revst$RANDOM
-	RDV=unix://$REDIS_SOCK job_run "$(scratch)/w1" 2 1 'bar x --timeout 10s'
-	assertAllRc 0 "$(scratch)/w1" 2 "the first launch"
-	stop_node_helper "$(scratch)/w1" 1
-	rank_env "$(scratch)/w1" 2 1 0 0
-	env -i "${ENVV[@]}" bash -c 'accelctl status >/dev/null 2>&1; sleep 40' </dev/null >/dev/null 2>&1 &
-	OPSH=$!
-	eventually 10 sh -c "ps -o args= --ppid $OPSH | grep -q '^sleep 40'"
-	assertEquals FLUSHALL OK "$(redis_cli flushall)"
-	local d; d=$(scratch)/w2
-	RDV=unix://$REDIS_SOCK ONLY_NODES=1 job_run "$d" 2 1 'bar x --timeout 5s'
-	kill $OPSH 2>/dev/null; wait $OPSH 2>/dev/null
-	rerun_alone "$d"
-}
+testRerunAfterFlushOldStatusShellAlive() { rerun_after_flush revst status; }
 # testFlushallWhileNodeZeroIdle with node 0's call under timeout(1), a wrapper
 # that forks and exits with the call: the rank's shell above it is what runs.
 testFlushallWhileNodeZeroIdleUnderTimeout() { flush_idle0 "$(scratch)/idle0t" "timeout 30"; }
