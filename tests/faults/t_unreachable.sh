@@ -62,10 +62,11 @@ testRefusingThenUp() {
 # launch in 15 of four nodes in CI: node 0's first broadcast came between its
 # registration and the move of the result to the name's last). Here the source
 # broadcasts the name twice before Redis comes up: only the second was posted.
-# bc_before_up DIR VAR=VALUE...: that job, with more variables.
+# bc_before_up DIR VAR=VALUE...: that job, with more variables (Redis on
+# $REDIS_PORT when BC_PORT is set: helpers started before, under valgrind).
 bc_before_up() {
 	local d=$1; shift
-	REDIS_PORT=$(free_port)
+	REDIS_PORT=${BC_PORT:-$(free_port)}
 	RDV=redis://127.0.0.1:$REDIS_PORT JOB_ENV="ACCELCTL_TRANSPORT=auto $*" job_start "$d" 3 1 '
 		if [ $ACCELCTL_RANK = 0 ]; then
 			accelctl broadcast seed v1 && accelctl broadcast seed v2 &&
@@ -83,6 +84,17 @@ bc_before_up() {
 	assertEquals "what the readers got" "v1 v2 v1 v2" "$(cat "$d/v1" "$d/v2" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 }
 testBroadcastBeforeRedisUp() { bc_before_up "$(scratch)/bc"; }
+
+# The same with the node helpers under valgrind (NCCL's fallback handing the
+# results over, the reconnect, the sweep): no error, no leak.
+testBroadcastBeforeRedisUpHelpersUnderValgrind() {
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	local d; d=$(scratch)/bcvg
+	BC_PORT=$(free_port)
+	RDV=redis://127.0.0.1:$BC_PORT JOB_ENV=ACCELCTL_TRANSPORT=auto vg_helpers_start "$d" 3 1 || return
+	BC_PORT=$BC_PORT bc_before_up "$d"
+	vg_helpers_stop "$d" 3 1
+}
 
 # The same where a GPU is visible and NCCL's init fails (as with simulated
 # nodes on one GPU; tests/fake/fakecuda.c): both broadcasts wait in NCCL's
