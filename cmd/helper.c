@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "helper.h"
 #include "rdvurl.h"
 #include "xport.h"
 

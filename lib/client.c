@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +22,10 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "helper.h"
 #include "msg.h"
 #include "parent.h"
+#include "spawn.h"
 
 /* How long a client waits for a helper it started to listen. */
 #define START_WAIT_MS 10000
@@ -87,33 +88,43 @@ fail:
 	return -1;
 }
 
-/* Fork the helper, detached from us (new session, grandchild of init). */
+struct helper_start {
+	const struct ac_topo	*t;
+	int			 ready;
+};
+
+static int
+helper_body(void *arg)
+{
+	struct helper_start *h = arg;
+
+	return ac_helper_main(h->t, h->ready, 0);
+}
+
+/* Start the helper, detached from us (spawn.c); it says "r" on a pipe once
+ * it listens. */
 static int
 start_helper(struct ac_client *c)
 {
-	int ready[2], status;
-	pid_t pid;
+	int ready[2];
 	char b;
 	struct pollfd pfd;
+	struct helper_start h = { .t = c->t };
+	struct ac_child k = AC_CHILD_INIT;
 
 	if (pipe2(ready, O_CLOEXEC) == -1)
 		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == -1) {
+	h.ready = ready[1];
+	k.fn = helper_body;
+	k.arg = &h;
+	k.close_fd = ready[0];
+	k.detach = 1;
+	if (ac_child_start(&k) == -1) {
 		close(ready[0]);
 		close(ready[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		close(ready[0]);
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		_exit(ac_helper_main(c->t, ready[1], 0));
-	}
 	close(ready[1]);
-	waitpid(pid, &status, 0);
 	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
 	if (poll(&pfd, 1, START_WAIT_MS) != 1 || read(ready[0], &b, 1) != 1) {
 		close(ready[0]);

@@ -57,10 +57,4 @@ int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
  * *WHY (malformed, or 0: a helper that exits at once serves nobody). */
 int  ac_helper_idle_ms(const char *v, long *ms, const char **why);
 
-/* The helper's log line: a timestamp, our pid, the message (to its log file). */
-void ac_helper_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Run the helper in this process (the "accelctl helper run" body). */
-int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);
-
 #endif

@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
 #include "duration.h"
 #include "econn.h"
 #include "etcdso.h"
+#include "log.h"
 
 #define REQUEST_MS	5000	/* a unary request; etcd's own request timeout is 7 s */
 #define CONNECT_MS	2000
@@ -179,7 +179,7 @@ set_down(const char *why)
 
 	snprintf(now, sizeof(now), "%s: %s", E.u.where[E.cur], why);
 	if (strcmp(now, E.down) != 0)
-		ac_helper_log("rendezvous %s", now);
+		ac_log("rendezvous %s", now);
 	memcpy(E.down, now, sizeof(E.down));
 }
 
@@ -228,7 +228,7 @@ ac_econn_fail(const char *why)
 	if (E.final)
 		return;
 	snprintf(E.down, sizeof(E.down), "%s: %s", E.u.where[E.cur], why);
-	ac_helper_log("rendezvous %s: %s (final)", E.u.where[E.cur], why);
+	ac_log("rendezvous %s: %s (final)", E.u.where[E.cur], why);
 	E.final = 1;
 	E.next_try = -1;
 	drop_all();
@@ -710,7 +710,7 @@ ac_econn_healthy(void)
 	if (E.final)
 		return;
 	if (E.down[0] != '\0' && strstr(E.down, ": connecting") == NULL)
-		ac_helper_log("rendezvous %s: up", E.u.where[E.cur]);
+		ac_log("rendezvous %s: up", E.u.where[E.cur]);
 	E.down[0] = '\0';
 	E.tried = 0;
 	E.backoff = BACKOFF_MIN_MS;

@@ -30,9 +30,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "duration.h"
 #include "journal.h"
+#include "log.h"
 #include "num.h"
 
 /* Records not written since the helper started: a compaction that loses
@@ -50,7 +50,7 @@ write_failed(const char *what)
 	dropped++;
 	if (last != 0 && ac_now_ms() - last < 10000)
 		return;
-	ac_helper_log("cannot write the journal: %s; %lu record%s not kept "
+	ac_log("cannot write the journal: %s; %lu record%s not kept "
 	    "(the job goes on, but a restarted helper will not know %s)", what,
 	    dropped, dropped == 1 ? "" : "s", dropped == 1 ? "it" : "them");
 	last = ac_now_ms();
@@ -83,7 +83,7 @@ write_record(struct ac_job *j, const char *p, size_t n)
 	}
 	write_failed(off == 0 ? strerror(errno) : "a short write");
 	if (off > 0 && ftruncate(j->journal, (off_t)j->journal_size) == -1)
-		ac_helper_log("cannot cut a torn journal record: %s",
+		ac_log("cannot cut a torn journal record: %s",
 		    strerror(errno));
 }
 
@@ -224,7 +224,7 @@ ac_journal_abort(struct ac_job *j, long lrank, const char *reason)
 static size_t
 skip(const char *line, size_t used, const char *why)
 {
-	ac_helper_log("journal: skipped a bad record (%s): %.80s", why, line);
+	ac_log("journal: skipped a bad record (%s): %.80s", why, line);
 	return used;
 }
 
@@ -450,7 +450,7 @@ journal_max(void)
 	if (ac_parse_uint(env, LONG_MAX, &max, &why) == 0 && max > 0)
 		return max;
 	if (!told++)
-		ac_helper_log("invalid ACCELCTL_JOURNAL_MAX='%.40s': %s (a size "
+		ac_log("invalid ACCELCTL_JOURNAL_MAX='%.40s': %s (a size "
 		    "in bytes, more than 0): 4194304 used", env, why != NULL ?
 		    why : "0");
 	return 4L << 20;
@@ -518,7 +518,7 @@ ac_journal_compact(struct ac_job *j, const char *path)
 		return;
 	}
 	close(old);
-	ac_helper_log("compacted the journal: %zu -> %zu bytes", old_size,
+	ac_log("compacted the journal: %zu -> %zu bytes", old_size,
 	    j->journal_size);
 	j->journal_compacted = j->journal_size;
 }

@@ -25,6 +25,7 @@
 #include "launch.h"
 #include "msg.h"
 #include "run.h"
+#include "spawn.h"
 
 /* Time the others get after SIGTERM with --kill-on-bad-exit, as Slurm's KillWait. */
 #define KILL_WAIT_MS 5000
@@ -142,30 +143,24 @@ set_env(const char *name, long v)
 	setenv(name, buf, 1);
 }
 
-/* In the child, between fork and exec: only async-signal-safe-enough work. */
-static void
-child_exec(struct launch_state *s, long rank, int out[2], int err[2])
-{
-	const struct ac_launch *l = s->l;
-	long node = rank / l->nproc;
-	char dir[4200];
-	sigset_t none;
+/* What one rank's child needs to become that rank (spawn.c runs it). */
+struct rank_start {
+	struct launch_state	*s;
+	long			 rank;
+};
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+/* In the child, between fork and exec: its environment, then CMD. Its
+ * descriptors and signal mask are spawn.c's. */
+static int
+child_exec(void *arg)
+{
+	struct rank_start *r = arg;
+	struct launch_state *s = r->s;
+	const struct ac_launch *l = s->l;
+	long rank = r->rank, node = rank / l->nproc;
+	char dir[4200];
+
 	signal(SIGPIPE, SIG_DFL);
-	if (l->tag) {
-		dup2(out[1], STDOUT_FILENO);
-		dup2(err[1], STDERR_FILENO);
-	}
-	/* stdin goes to rank 0 only, as mpirun does: readers must not race. */
-	if (rank != 0) {
-		int fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0 && fd != STDIN_FILENO) {
-			dup2(fd, STDIN_FILENO);
-			close(fd);
-		}
-	}
 	snprintf(dir, sizeof(dir), "%s/node%ld", s->base, node);
 	set_env("ACCELCTL_RANK", rank);
 	set_env("ACCELCTL_WORLD_SIZE", l->nproc * l->nnodes);
@@ -175,7 +170,7 @@ child_exec(struct launch_state *s, long rank, int out[2], int err[2])
 	set_env("ACCELCTL_NNODES", l->nnodes);
 	setenv("ACCELCTL_JOB_ID", s->job_id, 1);
 	setenv("ACCELCTL_RUNTIME_DIR", dir, 1);
-	_exit(ac_exec(l->argv));
+	return ac_exec(l->argv);
 }
 
 static int
@@ -183,21 +178,29 @@ spawn(struct launch_state *s, long rank)
 {
 	struct child *c = &s->kids[rank];
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	struct rank_start r = { .s = s, .rank = rank };
+	struct ac_child k = AC_CHILD_INIT;
+	sigset_t none;
 
 	if (s->l->tag && (pipe2(out, O_CLOEXEC) == -1 ||
 	    pipe2(err, O_CLOEXEC) == -1)) {
 		ac_warn("pipe");
 		return -1;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	if ((c->pid = fork()) == -1) {
+	sigemptyset(&none);
+	k.fn = child_exec;
+	k.arg = &r;
+	k.mask = &none;
+	k.out = out[1];
+	k.err = err[1];
+	/* stdin goes to rank 0 only, as mpirun does: readers must not race. */
+	k.in = rank != 0 ? AC_CHILD_NULL : -1;
+	if (ac_child_start(&k) == -1) {
 		ac_warn("fork");
 		c->pid = 0;
 		return -1;
 	}
-	if (c->pid == 0)
-		child_exec(s, rank, out, err);
+	c->pid = k.pid;
 	s->running++;
 	c->out.fd = out[0];
 	c->err.fd = err[0];

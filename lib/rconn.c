@@ -40,8 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "duration.h"
+#include "log.h"
 #include "rconn.h"
 
 enum { CMD, BLK };
@@ -142,7 +142,7 @@ log_reason(const char *text, int final)
 	snprintf(R.logged, sizeof(R.logged), "%s", text);
 	R.logged_at = now;
 	R.down_logged = 1;
-	ac_helper_log("rendezvous %s", text);
+	ac_log("rendezvous %s", text);
 }
 
 /* A transient failure: close both, dial again after a back-off. */
@@ -637,7 +637,7 @@ ac_rconn_healthy(void)
 {
 	/* Logged the first time, and after each logged failure. */
 	if (!R.healthy && (R.down_logged || !R.announced))
-		ac_helper_log("rendezvous %s: connected", R.url.where);
+		ac_log("rendezvous %s: connected", R.url.where);
 	R.announced = 1;
 	R.down_logged = 0;
 	R.healthy = 1;

@@ -16,7 +16,6 @@
  * The configuration reaches redis-server on its standard input
  * ("redis-server -"), never in argv; the job's ACL user gets the SHA-256 of
  * the password ("#hex"), so redis-server never holds the password at all. */
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,6 +36,7 @@
 #include "rdvquery.h"
 #include "rdvserver.h"
 #include "sha256.h"
+#include "spawn.h"
 
 #define READY_MS	10000	/* redis-server must answer PING within this */
 #define STOP_MS		500	/* after SIGTERM, before SIGKILL */
@@ -140,24 +140,17 @@ search(const char *name, char *out, size_t len)
 static int
 version(struct ac_rdv_conf *c, char *err, size_t errlen)
 {
-	char buf[256], *v;
-	int p[2], st;
+	char buf[256], *v, *argv[] = { c->redis, "--version", NULL };
+	int p[2];
 	ssize_t n, got = 0;
-	pid_t pid;
+	struct ac_child k = AC_CHILD_INIT;
 
-	if (cloexec_pipe(p) == -1 || (pid = fork()) == -1) {
+	k.argv = argv;
+	k.in = k.err = AC_CHILD_NULL;
+	if (cloexec_pipe(p) == -1 || (k.out = p[1], ac_child_start(&k)) == -1) {
 		snprintf(err, errlen, "cannot run %.300s: %s", c->redis,
 		    strerror(errno));
 		return -1;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0);
-		dup2(p[1], 1);
-		dup2(null, 2);
-		execl(c->redis, c->redis, "--version", (char *)NULL);
-		_exit(127);
 	}
 	close(p[1]);
 	while (got < (ssize_t)sizeof(buf) - 1 &&
@@ -168,8 +161,7 @@ version(struct ac_rdv_conf *c, char *err, size_t errlen)
 			break;
 	buf[got] = '\0';
 	close(p[0]);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
+	(void)ac_child_wait(&k);
 	if ((v = strstr(buf, " v=")) == NULL ||
 	    sscanf(v + 3, "%31[0-9.]", c->version) != 1) {
 		snprintf(err, errlen, "%.300s --version does not say a Redis "
@@ -260,28 +252,21 @@ config(const struct ac_rdv_conf *c, int port, char *buf, size_t len)
 static pid_t
 spawn(int port)
 {
-	char cfg[4096];
+	char cfg[4096], *argv[] = { C->redis, "-", NULL };
 	sigset_t none;
-	pid_t pid, sup = getpid();
 	int p[2];
+	struct ac_child k = AC_CHILD_INIT;
 
-	if (cloexec_pipe(p) == -1 || (pid = fork()) == -1) {
+	sigemptyset(&none);
+	k.argv = argv;
+	k.out = k.err = logfd;
+	/* It must not outlive its supervisor, even one killed with -9. */
+	k.deathsig = SIGKILL;
+	k.mask = &none;
+	if (cloexec_pipe(p) == -1 || (k.in = p[0], k.close_fd = p[1],
+	    ac_child_start(&k)) == -1) {
 		logmsg("cannot start %s: %s", C->redis, strerror(errno));
 		return -1;
-	}
-	if (pid == 0) {
-		dup2(p[0], 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		/* It must not outlive its supervisor, even one killed with -9. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != sup)
-			_exit(1);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl(C->redis, C->redis, "-", (char *)NULL);
-		dprintf(2, "cannot execute %s: %s\n", C->redis, strerror(errno));
-		_exit(127);
 	}
 	close(p[0]);
 	config(C, port, cfg, sizeof(cfg));
@@ -291,9 +276,9 @@ spawn(int port)
 		    strerror(errno));
 	close(p[1]);
 	explicit_bzero(cfg, sizeof(cfg));
-	logmsg("started %s (pid %ld) on %s:%d", C->redis, (long)pid, C->bind,
+	logmsg("started %s (pid %ld) on %s:%d", C->redis, (long)k.pid, C->bind,
 	    port);
-	return pid;
+	return k.pid;
 }
 
 /* The last lines of the log, joined by "; ", for an error message. */
@@ -625,34 +610,36 @@ supervise(int report)
 	_exit(0);
 }
 
+/* spawn.c's view of it: ARG is the report pipe's descriptor. */
+static int
+supervisor(void *arg)
+{
+	supervise(*(int *)arg);
+}
+
 int
 ac_rdv_start(struct ac_rdv_conf *c, struct ac_rdv_state *s, char *err,
     size_t errlen)
 {
 	char msg[1100];
 	ssize_t n, got = 0;
-	int rep[2], st;
-	pid_t pid;
+	int rep[2];
+	struct ac_child k = AC_CHILD_INIT;
 
 	C = c;
-	if (cloexec_pipe(rep) == -1 || (pid = fork()) == -1) {
+	/* Forked twice, in a session of its own: no terminal signal and no
+	 * wait of the shell reaches it. */
+	k.fn = supervisor;
+	k.arg = &rep[1];
+	k.detach = 1;
+	if (cloexec_pipe(rep) == -1 || (k.close_fd = rep[0],
+	    ac_child_start(&k)) == -1) {
 		snprintf(err, errlen, "cannot start the supervisor: %s",
 		    strerror(errno));
 		ac_rdv_remove(c->dir);
 		return -1;
 	}
-	if (pid == 0) {
-		/* Forked twice, in a session of its own: no terminal signal
-		 * and no wait of the shell reaches it. */
-		close(rep[0]);
-		setsid();
-		if ((pid = fork()) != 0)
-			_exit(pid == -1);
-		supervise(rep[1]);
-	}
 	close(rep[1]);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
 	while (got < (ssize_t)sizeof(msg) - 1 &&
 	    (n = read(rep[0], msg + got, sizeof(msg) - 1 - (size_t)got)) != 0)
 		if (n > 0)

@@ -5,8 +5,8 @@
  * was an earlier launch's (DESIGN-NOTES "Run identity"). Both transports
  * decide the same way here.
  */
-#include "client.h"
 #include "coll.h"
+#include "log.h"
 #include "runjoin.h"
 #include "xport.h"
 
@@ -27,7 +27,7 @@ ac_runjoin_closed(struct ac_runjoin *rj, struct ac_runid *rid,
 		rj->closed_seen = rid->run;
 		return 0;
 	}
-	ac_helper_log("rendezvous: run %ld of job %s was an earlier launch's; "
+	ac_log("rendezvous: run %ld of job %s was an earlier launch's; "
 	    "joining node 0's", rid->run, j->id);
 	rj->fresh = 0;
 	rj->closed_seen = 0;

@@ -25,6 +25,7 @@
 #include "msg.h"
 #include "parent.h"
 #include "run.h"
+#include "spawn.h"
 #include "sync.h"
 
 /* After the deadline, how long to wait for the helper's own TIMEOUT. */
@@ -394,6 +395,7 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 	int sfd, status = 0, done = 0;
 	long killed_at = -1;
 	pid_t pid;
+	struct ac_child k = AC_CHILD_INIT;
 
 	sigemptyset(&mask);
 	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
@@ -403,18 +405,16 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 		ac_warn("signalfd");
 		return AC_EXIT_FAILED;
 	}
-	fflush(stdout);
-	if ((pid = fork()) == -1) {
+	k.argv = argv;
+	k.mask = &old;
+	k.close_fd = s->c.fd;
+	if (ac_child_start(&k) == -1) {
 		ac_warn("fork");
 		close(sfd);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return AC_EXIT_FAILED;
 	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (s->c.fd >= 0)
-			close(s->c.fd);
-		_exit(ac_exec(argv));
-	}
+	pid = k.pid;
 	while (!done) {
 		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN },
 		    { .fd = s->c.fd, .events = POLLIN },

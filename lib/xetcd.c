@@ -34,15 +34,15 @@
 #include <unistd.h>
 
 #include "b64.h"
-#include "client.h"
 #include "coll.h"
 #include "duration.h"
 #include "econn.h"
 #include "ejson.h"
 #include "kind.h"
+#include "log.h"
+#include "runjoin.h"
 #include "ttl.h"
 #include "xetcd.h"
-#include "runjoin.h"
 #include "xvalue.h"
 
 #define KEY_MAX 1024
@@ -328,7 +328,7 @@ on_fetch(json_t *reply, void *priv)
 	    vl > f->total - f->len) {
 		struct ac_coll *c = ac_job_find(X.job, f->key, f->gen);
 
-		ac_helper_log("rendezvous: part %zu of %s generation %" PRId64
+		ac_log("rendezvous: part %zu of %s generation %" PRId64
 		    " is %s", f->part, f->key, f->gen, kv == NULL ? "gone" :
 		    "malformed");
 		free(v);
@@ -352,7 +352,7 @@ on_fetch(json_t *reply, void *priv)
 	if (f->len == f->total)
 		deliver(f->key, f->gen, f->v, f->len);
 	else
-		ac_helper_log("rendezvous: the parts of %s generation %" PRId64
+		ac_log("rendezvous: the parts of %s generation %" PRId64
 		    " hold %zu bytes, not %zu", f->key, f->gen, f->len, f->total);
 	fetch_free(f);
 }
@@ -384,7 +384,7 @@ fetch_start(const char *key, int64_t gen, const char *v)
 		return;
 	if (sscanf(v, "P %llu %llu", &nparts, &total) != 2 || total == 0 ||
 	    total > VALUE_MAX || nparts != (total + PART_MAX - 1) / PART_MAX) {
-		ac_helper_log("rendezvous: %s generation %" PRId64 ": not a "
+		ac_log("rendezvous: %s generation %" PRId64 ": not a "
 		    "result", key, gen);
 		return;
 	}
@@ -1063,7 +1063,7 @@ upload_done(json_t *reply, struct upload *u)
 		    "bytes as larger than its request limit (its "
 		    "--max-request-bytes; accelctl writes parts of %d KiB): %s",
 		    u->len, PART_MAX >> 10, why);
-		ac_helper_log("rendezvous: %s generation %" PRId64 ": %s", u->key,
+		ac_log("rendezvous: %s generation %" PRId64 ": %s", u->key,
 		    u->gen, text + 2);
 		done_key(key, sizeof(key), u->key, u->gen);
 		ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
@@ -1144,7 +1144,7 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	    oldest = oldest->prev)
 		;
 	if (X.uploads.bytes > UPLOADS_MAX && oldest != NULL) {
-		ac_helper_log("rendezvous: %s generation %" PRId64 " dropped "
+		ac_log("rendezvous: %s generation %" PRId64 " dropped "
 		    "unwritten: more than %d MiB of results wait for etcd",
 		    oldest->key, oldest->gen, UPLOADS_MAX >> 20);
 		upload_free(oldest);
@@ -1553,7 +1553,7 @@ lost_keys(const char *how)
 {
 	if (!X.registered)
 		return;
-	ac_helper_log("rendezvous: node %ld's registration in run %ld of job %s "
+	ac_log("rendezvous: node %ld's registration in run %ld of job %s "
 	    "was %s in etcd; registering again and posting everything again",
 	    X.job->node, X.runid->run, X.job->id, how);
 	X.registered = 0;
@@ -1683,7 +1683,7 @@ on_watch(json_t *msg)
 		 * watch from revision 1 was compacted again, for ever (the
 		 * sweep of each turn hid it by completing barriers anyway).
 		 */
-		ac_helper_log("rendezvous: revision %lld was compacted (oldest "
+		ac_log("rendezvous: revision %lld was compacted (oldest "
 		    "kept %lld); reading again", X.last_rev + 1, compacted);
 		X.last_rev = compacted - 1;
 		watch_at(X.runid->run, compacted, compacted);
@@ -1775,7 +1775,7 @@ registered(long run, int fresh, long long rev)
 		 * that moved to node 0's run: review). */
 		rewrite_all();
 		if (X.runid->run != 0)
-			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
+			ac_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
 		if (X.runid->save != NULL)
 			X.runid->save(X.runid);
@@ -1797,7 +1797,7 @@ wait_for_node0(long run)
 	X.pending = 0;
 	ac_econn_healthy();
 	if (!X.run_wait)
-		ac_helper_log("rendezvous: waiting for node 0 to open this "
+		ac_log("rendezvous: waiting for node 0 to open this "
 		    "launch's run of job %s (the newest, %ld, is not ours)",
 		    X.job->id, run);
 	X.run_wait = 1;
@@ -1875,7 +1875,7 @@ probe_failed(void)
 	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
 	    ej_delete(member, ""), ej_delete(ping, "")), json_array()), NULL, NULL);
 	if (!X.run_wait)
-		ac_helper_log("rendezvous: node 0 of run %ld of job %s did not "
+		ac_log("rendezvous: node 0 of run %ld of job %s did not "
 		    "answer in %d ms: an earlier launch's run", R.run, X.job->id,
 		    PROBE_MS);
 	wait_for_node0(R.run);
@@ -2123,7 +2123,7 @@ on_ready(void)
 static void
 on_lease_lost(void)
 {
-	ac_helper_log("rendezvous: etcd lost this helper's lease; granting "
+	ac_log("rendezvous: etcd lost this helper's lease; granting "
 	    "another and posting everything again");
 	X.lease = 0;
 	/* Our "read up to" keys went with it too. */

@@ -34,11 +34,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "duration.h"
-#include "ncclso.h"
 #include "coll.h"
+#include "duration.h"
 #include "kind.h"
+#include "log.h"
+#include "ncclso.h"
 #include "transport.h"
 #include "xnccl.h"
 #include "xnhdr.h"
@@ -316,14 +316,14 @@ static void
 unusable(const char *why)
 {
 	if (N.setting != AC_TSET_NCCL) {
-		ac_helper_log("NCCL not used (%s): %s carries the job", why,
+		ac_log("NCCL not used (%s): %s carries the job", why,
 		    N.base != NULL ? "Redis" : "the helper");
 		go_off(why, 1);
 		return;
 	}
 	snprintf(N.why, sizeof(N.why), "NCCL transport (ACCELCTL_TRANSPORT=nccl) "
 	    "unavailable: %s", why);
-	ac_helper_log("%s", N.why);
+	ac_log("%s", N.why);
 	N.state = S_FAILED;
 	/* The other nodes must not wait for us to join; forced, they fail too. */
 	if (N.base != NULL) {
@@ -364,7 +364,7 @@ go_off(const char *why, int tell)
 		return;
 	release();
 	if (N.state != S_IDLE)
-		ac_helper_log("NCCL off (%s): the rest of the job goes over %s",
+		ac_log("NCCL off (%s): the rest of the job goes over %s",
 		    why, N.base != NULL ? "Redis" : "this node's helper alone");
 	N.state = S_OFF;
 	snprintf(N.why, sizeof(N.why), "%s", why);
@@ -541,7 +541,7 @@ begin(void)
 		if ((r = N.cu->ncclGetUniqueId(&id)) != ncclSuccess)
 			return nccl_off("ncclGetUniqueId", r);
 	}
-	ac_helper_log("NCCL %s and %s on GPU %d: %s", N.cu->nccl_release,
+	ac_log("NCCL %s and %s on GPU %d: %s", N.cu->nccl_release,
 	    N.cu->cudart_name, dev,
 	    N.base != NULL ? "joining the other nodes' helpers" :
 	    "a one-rank communicator (ACCELCTL_TRANSPORT=nccl on one node)");
@@ -657,7 +657,7 @@ disagree(const struct xop *o)
 	    "%" PRId64 ", another node at a different one (the job's "
 	    "ranks ran different steps); NCCL is off for the rest of "
 	    "the job", kind_word(o->key), ac_kind_label(o->key), o->gen);
-	ac_helper_log("%s", why);
+	ac_log("%s", why);
 	fail_coll(o->key, o->gen, why);
 }
 
@@ -739,7 +739,7 @@ progress(void)
 		if (ar == ncclInProgress)
 			return;
 		N.state = S_UP;
-		ac_helper_log("NCCL communicator of %ld node%s up on GPU %d in %ld ms",
+		ac_log("NCCL communicator of %ld node%s up on GPU %d in %ld ms",
 		    N.job->nnodes, N.job->nnodes == 1 ? "" : "s", N.dev,
 		    ac_now_ms() - N.started);
 		return pump();

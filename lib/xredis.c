@@ -34,15 +34,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "coll.h"
 #include "duration.h"
 #include "kind.h"
+#include "log.h"
 #include "num.h"
 #include "rconn.h"
+#include "runjoin.h"
 #include "ttl.h"
 #include "xredis.h"
-#include "runjoin.h"
 #include "xvalue.h"
 
 /* Results up to this size travel inside the stream's entry; larger ones are fetched. */
@@ -763,7 +763,7 @@ lost_state(void)
 
 	if (!ready())
 		return;
-	ac_helper_log("rendezvous %s: Redis lost run %ld of job %s; posting "
+	ac_log("rendezvous %s: Redis lost run %ld of job %s; posting "
 	    "everything again", ac_rconn_where(), X.runid->run, X.job->id);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	X.registered = 0;
@@ -1484,7 +1484,7 @@ on_register(redisReply *reply, void *priv)
 		/* Redis is fine; node 0 has not opened this launch's run yet. */
 		ac_rconn_healthy();
 		if (!X.run_wait)
-			ac_helper_log("rendezvous: waiting for node 0 to open this "
+			ac_log("rendezvous: waiting for node 0 to open this "
 			    "launch's run of job %s (the newest, %ld, is not ours)",
 			    X.job->id, run);
 		X.run_wait = 1;
@@ -1497,7 +1497,7 @@ on_register(redisReply *reply, void *priv)
 	X.reg_delay = 0;
 	if (run != X.runid->run) {
 		if (X.runid->run != 0)
-			ac_helper_log("rendezvous: run %ld of job %s", run, X.job->id);
+			ac_log("rendezvous: run %ld of job %s", run, X.job->id);
 		X.runid->run = run;
 		if (X.runid->save != NULL)
 			X.runid->save(X.runid);

@@ -1,14 +1,11 @@
-/* fuzz_helper.c: libFuzzer target for the helper's message handling: read_conn, dispatch and the on_* handlers of lib/helper.c.
+/* fuzz_helper.c: libFuzzer target for the helper's message handling: lib/hconn.c's reading, dispatch and request handlers.
  *
- * Why it includes helper.c: the handlers, the connection struct and the
- * helper's state are static, and the helper's connection handling is being
- * changed. Compiling helper.c into this file drives the real code with no
- * seam in it: only the names used below (struct conn, H, read_conn,
- * flush_out, drop_conn, timers and the on_* callbacks) tie this file to it.
- * The linker then takes ac_helper_main and ac_helper_log from here, never
- * helper.c's object from the library.
+ * It drives the connections through helper.h, as the helper's loop does
+ * (ac_hconn_read, ac_hconn_flush, ac_hconn_drop, ac_hconn_timers), over the
+ * helper's real state (ac_hs) with no seam in between; only the process
+ * around them (socket, signals, poll) is left out.
  *
- * Each client is a socketpair: the helper's end is a struct conn, as
+ * Each client is a socketpair: the helper's end is a struct ac_hconn, as
  * accept_conn makes it; this file writes the client's bytes to the other end
  * and reads the replies. The input is a sequence of records:
  *
@@ -17,21 +14,34 @@
  * control bits 0-1: which of 4 clients sends the bytes (it connects at its
  * first record, or again after it was dropped); bit 2: it hangs up after
  * them (a rank killed while it waits); bit 3: every deadline and progress
- * report of the waiting clients falls due now (timers() runs).
+ * report of the waiting clients falls due now (ac_hconn_timers runs).
  *
  * Checks beyond the sanitizers: everything the helper sends is a sequence of
  * well-formed frames; and the journal the session wrote, replayed into a
  * fresh job, gives a state whose status can be shown (a helper restarted
  * after this session must not crash).
  */
-#include "helper.c"
-
+#define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "duration.h"
+#include "helper.h"
+#include "journal.h"
+#include "proto.h"
 
 #define NCLIENTS 4
 
 struct client {
-	struct conn	*c;		/* the helper's end, NULL while not connected */
+	struct ac_hconn	*c;		/* the helper's end, NULL while not connected */
 	int		 fd;		/* the client's end */
 	struct ac_buf	 in;		/* replies received, not yet a whole frame */
 };
@@ -72,9 +82,9 @@ connect_client(struct client *k)
 	k->c->deadline = -1;
 	k->c->lrank = -1;
 	k->c->rank = -1;
-	k->c->next = H.conns;
-	H.conns = k->c;
-	H.nconns++;
+	k->c->next = ac_hs.conns;
+	ac_hs.conns = k->c;
+	ac_hs.nconns++;
 	k->fd = sv[1];
 	return 0;
 }
@@ -115,16 +125,16 @@ hang_up(struct client *k)
 static void
 settle(struct client *k)
 {
-	struct conn *c = k->c;
+	struct ac_hconn *c = k->c;
 
 	if (c == NULL)
 		return;
-	flush_out(c);
+	ac_hconn_flush(c);
 	drain(k);
 	if (c->closing == 1 && c->out.len == c->outoff)
 		c->closing = 2;
 	if (c->closing == 2) {
-		drop_conn(c);
+		ac_hconn_drop(c);
 		k->c = NULL;
 		drain(k);
 		hang_up(k);
@@ -140,7 +150,7 @@ replay_journal(void)
 
 	if (text == NULL)
 		abort();
-	snprintf(j.id, sizeof(j.id), "%s", H.job.id);
+	snprintf(j.id, sizeof(j.id), "%s", ac_hs.job.id);
 	if (ac_journal_open(&j, journal_path) == 0) {
 		ac_job_status(&j, text, 65536);
 		close(j.journal);
@@ -152,20 +162,17 @@ replay_journal(void)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	memset(&H, 0, sizeof(H));
+	memset(&ac_hs, 0, sizeof(ac_hs));
 	memset(cl, 0, sizeof(cl));
 	for (int i = 0; i < NCLIENTS; i++)
 		cl[i].fd = -1;
 	if (ftruncate(journal_fd, 0) == -1 || lseek(journal_fd, 0, SEEK_SET) == -1)
 		abort();
-	H.job.journal = journal_fd;
-	H.lfd = H.sfd = -1;
-	H.idle_ms = 600000;
-	snprintf(H.job.id, sizeof(H.job.id), "fuzz");
-	H.job.released = on_released;
-	H.job.aborting = on_abort;
-	H.job.shaped = start_transport;
-	H.job.failed = on_failed;
+	ac_hs.job.journal = journal_fd;
+	ac_hs.lfd = -1;
+	snprintf(ac_hs.job.id, sizeof(ac_hs.job.id), "fuzz");
+	ac_hconn_bind(&ac_hs.job);
+	ac_hs.job.shaped = ac_helper_shaped;
 
 	while (size >= 3) {
 		uint8_t ctl = data[0];
@@ -186,23 +193,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				off += (size_t)n;
 			else if (n < 0 && errno != EAGAIN)
 				break;
-			read_conn(k->c);
+			ac_hconn_read(k->c);
 			settle(k);
 		}
 		data += len;
 		size -= len;
 		if (k->c != NULL && (ctl & 4)) {
 			hang_up(k);
-			read_conn(k->c);	/* reads the end of file */
+			ac_hconn_read(k->c);	/* reads the end of file */
 			settle(k);
 		}
 		if (ctl & 8) {
-			for (struct conn *c = H.conns; c != NULL; c = c->next) {
+			for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
 				if (c->deadline >= 0)
 					c->deadline = 0;
 				c->next_progress = 0;
 			}
-			(void)timers();
+			long next = -1;
+
+			(void)ac_hconn_timers(ac_now_ms(), &next);
 			for (int i = 0; i < NCLIENTS; i++)
 				settle(&cl[i]);
 		}
@@ -210,7 +219,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The helper exits: every connection is dropped, as ac_helper_main does. */
 	for (int i = 0; i < NCLIENTS; i++)
 		if (cl[i].c != NULL) {
-			drop_conn(cl[i].c);
+			ac_hconn_drop(cl[i].c);
 			cl[i].c = NULL;
 		}
 	for (int i = 0; i < NCLIENTS; i++) {
@@ -218,7 +227,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hang_up(&cl[i]);
 	}
 	replay_journal();
-	ac_job_free(&H.job);
-	free(H.rproc);		/* the helper frees it as it exits */
+	ac_job_free(&ac_hs.job);
+	free(ac_hs.rproc);		/* the helper frees it as it exits */
 	return 0;
 }

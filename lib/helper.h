@@ -1,0 +1,87 @@
+/* helper.h: the per-node helper's parts: its shared state, its clients (hconn.c) and its life and loop (helper.c).
+ *
+ * As tmux splits server.c (the daemon's life and its loop) from
+ * server-client.c (one client's input, requests and replies), helper.c owns
+ * the process (lock, socket, signals, journal, transport, poll) and hconn.c
+ * owns the connections. Between them is the state below and nothing else;
+ * neither knows a store (the transport is struct ac_xport, xport.h).
+ */
+#ifndef ACCELCTL_HELPER_H
+#define ACCELCTL_HELPER_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll.h"
+#include "proto.h"
+#include "rankproc.h"
+#include "topo.h"
+
+/* One local client: a short-lived accelctl, from HELLO to its last reply. */
+struct ac_hconn {
+	struct ac_hconn	*next;
+	int		 fd;
+	uint8_t		*in;
+	size_t		 inlen, incap;
+	long		 since;		/* accepted, or the unfinished frame's first byte */
+	struct ac_buf	 out;
+	size_t		 outoff;
+	int		 hello, closing;	/* closing: 1 after the replies, 2 now */
+	long		 lrank;
+	int64_t		 rank;
+	struct ac_coll	*coll;		/* the collective it waits on */
+	int		 role;
+	long		 deadline;	/* ms, -1 none */
+	long		 progress_ms, next_progress;
+	long		 pid;		/* the client's (SO_PEERCRED) */
+};
+
+/* What the loop and the connections share: one helper serves one job. */
+struct ac_helper {
+	struct ac_job	 job;
+	struct ac_hconn	*conns;
+	long		 nconns;
+	long		 max_clients;
+	int		 lfd;		/* the listening socket */
+	int		 spare;		/* a reserved fd, to refuse clients at EMFILE */
+	int		 accept_paused;	/* at the fd limit: until a connection closes */
+	struct ac_rankproc *rproc;	/* [lsize]: who ran each rank's last call */
+	long		 idle_since;	/* ms: the last wait ended, or the last request */
+	int		 stop;		/* leave the loop */
+};
+
+extern struct ac_helper ac_hs;
+
+/* hconn.c: the connections. */
+
+/* Set J's callbacks that reach the clients: released, aborted, failed, alive. */
+void ac_hconn_bind(struct ac_job *j);
+/* Accept the clients waiting on the listener (up to a batch per round). */
+void ac_hconn_accept(void);
+/* The poll(2) events C wants: none for input while its replies lie unread. */
+short ac_hconn_events(const struct ac_hconn *c);
+/* What poll(2) reported on C: send, read and dispatch, maybe drop C. */
+void ac_hconn_ready(struct ac_hconn *c, short revents);
+/* Send what C has queued (a short write leaves the rest for POLLOUT). */
+void ac_hconn_flush(struct ac_hconn *c);
+/* Read and dispatch C's whole frames. */
+void ac_hconn_read(struct ac_hconn *c);
+/* Close C: a waiting source is lost, a waiter withdraws (coll.c). */
+void ac_hconn_drop(struct ac_hconn *c);
+/*
+ * The clients' deadlines, progress reports and limits due at NOW: lowers
+ * *NEXT (ms, -1 none) to the next one. Returns how many wait at a
+ * collective (only they keep the helper from its idle exit).
+ */
+long ac_hconn_timers(long now, long *next);
+
+/* helper.c: the process. */
+
+/* The job's shape became known: start its cross-node transport (coll.h: shaped). */
+void ac_helper_shaped(struct ac_job *j);
+/* Run the helper in this process (the "accelctl helper run" body); READY_FD
+ * gets one byte once it listens (-1: none). */
+int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);
+
+#endif
