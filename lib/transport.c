@@ -68,8 +68,7 @@ open_etcd(struct ac_job *j, const struct ac_xstart *s, const struct ac_rdv **rdv
 
 	if (ac_etcd_parse_env(s->url, &u, err, errlen) == -1)
 		return NULL;
-	*rdv = NULL;	/* NCCL does not ride on etcd (yet) */
-	x = ac_xetcd_open(j, &u, s->runid);
+	x = ac_xetcd_open(j, &u, s->runid, rdv);
 	explicit_bzero(&u, sizeof(u));
 	return x;
 }

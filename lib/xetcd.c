@@ -40,6 +40,7 @@
 #include "ejson.h"
 #include "kind.h"
 #include "log.h"
+#include "rdvproto.h"
 #include "runjoin.h"
 #include "ttl.h"
 #include "xetcd.h"
@@ -161,7 +162,6 @@ static struct {
 	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
-	char		**nodes;	/* [nnodes] "host: ranks ..." */
 	struct arrivals	*arr;
 	struct ulist	 uploads;
 	struct ulist	 written;	/* WRITTEN_MAX */
@@ -1227,91 +1227,6 @@ put_simple(const char *key, const char *value)
 	    op_put(key, value, strlen(value))), json_array()), on_ignore, NULL);
 }
 
-static void
-x_abort(struct ac_job *j)
-{
-	char key[KEY_MAX];
-
-	if (!ready() || j->aborted == NULL)
-		return;
-	keyname(key, sizeof(key), "abort", NULL, 0);
-	put_simple(key, j->aborted);
-}
-
-static void
-on_get_abort(json_t *reply, void *priv)
-{
-	json_t *kv = json_array_get(ej_kvs(reply, -1), 0);
-
-	(void)priv;
-	if (kv != NULL) {
-		size_t vl;
-		char *v = ej_kv_field(kv, "value", &vl);
-
-		if (v != NULL)
-			ac_job_abort_remote(X.job, v);
-		free(v);
-	}
-}
-
-/* This node's host and ranks, for the other nodes' messages and status. */
-static void
-x_hello(struct ac_job *j)
-{
-	char key[KEY_MAX], host[128], info[4096];
-	size_t n;
-
-	for (long l = 0; l < j->lsize; l++)
-		if (j->rank_of[l] < 0)
-			return;
-	if (!ready())
-		return;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "?");
-	host[sizeof(host) - 1] = '\0';
-	n = (size_t)snprintf(info, sizeof(info), "%s: rank%s", host,
-	    j->lsize > 1 ? "s" : "");
-	for (long l = 0; l < j->lsize && n < sizeof(info) - 24; l++)
-		n += (size_t)snprintf(info + n, sizeof(info) - n, "%s %lld",
-		    l ? "," : "", (long long)j->rank_of[l]);
-	node_key(key, sizeof(key), "nodes", X.runid->run, j->node);
-	put_simple(key, info);
-}
-
-static const char *
-x_node(long node)
-{
-	return X.nodes != NULL && node >= 0 && node < X.job->nnodes ?
-	    X.nodes[node] : NULL;
-}
-
-static void
-set_node(long node, const char *info)
-{
-	if (X.nodes == NULL || node < 0 || node >= X.job->nnodes)
-		return;
-	free(X.nodes[node]);
-	X.nodes[node] = info != NULL ? strdup(info) : NULL;
-}
-
-static void
-on_nodes(json_t *reply, void *priv)
-{
-	json_t *kv;
-	size_t i;
-
-	(void)priv;
-	json_array_foreach(ej_kvs(reply, -1), i, kv) {
-		size_t kl, vl;
-		char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
-
-		if (k != NULL && v != NULL)
-			set_node(node_of(k), v);
-		free(k);
-		free(v);
-	}
-}
-
 /* --- deleting results that every node has read --- */
 
 static void
@@ -1635,12 +1550,11 @@ event(json_t *ev)
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
 		got_value(key, gen, v, vl);
-	else if (strcmp(rest, "abort") == 0 && !del)
-		ac_job_abort_remote(X.job, v);
-	else if (strncmp(rest, "nodes/", 6) == 0)
-		set_node(atol(rest + 6), del ? NULL : v);
 	else if (strcmp(rest, "closed") == 0 && !del)
 		closed();
+	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
+	    strcmp(rest, "abort") == 0) && !del)
+		ac_rdvproto_told(rest, v, vl);	/* the protocol's keys */
 	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0 &&
 	    atol(rest + 5) >= 0 && atol(rest + 5) < X.job->nnodes) {
 		/* A node joins our run fresh and asks whether we are alive. Not
@@ -1688,6 +1602,7 @@ on_watch(json_t *msg)
 		X.last_rev = compacted - 1;
 		watch_at(X.runid->run, compacted, compacted);
 		sweep();
+		ac_rdvproto_up();	/* its keys too: an abort, names, NCCL's id */
 		check_member();	/* a delete before COMPACTED is not brought */
 		return;
 	}
@@ -1708,17 +1623,18 @@ watch_from(long long reg)
 	watch_at(X.runid->run, from, reg + 1);
 }
 
-/* Does a transport other than this carry C? Never: no NCCL rides on etcd. */
+/* After a (re)registration: post again everything etcd may not have. */
 static void
 sweep(void)
 {
 	struct ac_job *j = X.job;
-	char key[KEY_MAX];
 
 	X.acks_due = 1;
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
 		/* A local source's result, released here before we were
 		 * registered: the other nodes have not seen it yet. */
+		if (ac_rdvproto_elsewhere(c->key))
+			continue;	/* NCCL carries it */
 		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_RESULT &&
 		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
 			x_publish(j, c);
@@ -1743,20 +1659,11 @@ sweep(void)
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
+		    !ac_rdvproto_elsewhere(k->key) &&
 		    k->last_done->done && k->last_done->op == AC_OP_RESULT &&
 		    (k->last_done->src == AC_SRC_DONE || k->last_done->src == AC_SRC_LOST))
 			x_publish(j, k->last_done);
-	if (j->aborted != NULL)
-		x_abort(j);
-	else {
-		keyname(key, sizeof(key), "abort", NULL, 0);
-		ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(key)),
-		    on_get_abort, NULL);
-	}
-	x_hello(j);
-	keyname(key, sizeof(key), "nodes/", NULL, 0);
-	ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key", ej_b64s(key),
-	    "range_end", ej_prefix_end(key)), on_nodes, NULL);
+	/* The abort and this node's name: rdvproto.c (ac_rdvproto_up). */
 }
 
 /* --- the run's registration (DESIGN-NOTES "Run identity") --- */
@@ -1789,6 +1696,7 @@ registered(long run, int fresh, long long rev)
 	X.last_keepalive = X.last_check = ac_now_ms();
 	X.epoch++;
 	sweep();
+	ac_rdvproto_up();
 }
 
 static void
@@ -2176,10 +2084,112 @@ check_member(void)
 
 /* --- the transport's loop hooks --- */
 
+/* --- store.h: the operations the protocol (rdvproto.c) asks of etcd --- */
+
+struct sop {
+	ac_store_cb	*cb;
+	void		*priv;
+};
+
+static void
+on_sput(json_t *reply, void *priv)
+{
+	struct sop *o = priv;
+	json_t *kv;
+
+	if (reply == NULL)
+		o->cb(-1, NULL, 0, o->priv);
+	else if (json_is_true(json_object_get(reply, "succeeded")))
+		o->cb(1, "", 0, o->priv);
+	else if ((kv = json_array_get(ej_kvs(reply, 0), 0)) != NULL) {
+		size_t vl;
+		char *v = ej_kv_field(kv, "value", &vl);
+
+		o->cb(v != NULL ? 0 : -1, v, vl, o->priv);
+		free(v);
+	} else
+		o->cb(-1, NULL, 0, o->priv);	/* deleted between: ask again */
+	free(o);
+}
+
+/* A told put needs nothing more: every node's watch of the run's prefix
+ * sees it, in revision order. */
+static void
+s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
+    void *priv)
+{
+	char k[KEY_MAX];
+	struct sop *o = NULL;
+	json_t *cmp = json_array();
+
+	if (!ready() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
+		json_decref(cmp);
+		if (cb != NULL)
+			cb(-1, NULL, 0, priv);
+		return;
+	}
+	if (o != NULL)
+		*o = (struct sop){ cb, priv };
+	keyname(k, sizeof(k), key, NULL, 0);
+	if (flags & AC_PUT_ABSENT)
+		json_array_append_new(cmp, ej_cmp_absent(k));
+	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(k,
+	    v, len)), json_pack("[o]", ej_range(k, 0))), o != NULL ? on_sput :
+	    on_ignore, o) == -1 && o != NULL) {
+		free(o);
+		cb(-1, NULL, 0, priv);
+	}
+}
+
+static void
+on_sget(json_t *reply, void *priv)
+{
+	struct sop *o = priv;
+	json_t *kv = reply != NULL ? json_array_get(ej_kvs(reply, -1), 0) : NULL;
+
+	if (reply == NULL)
+		o->cb(-1, NULL, 0, o->priv);
+	else if (kv == NULL)
+		o->cb(0, NULL, 0, o->priv);
+	else {
+		size_t vl;
+		char *v = ej_kv_field(kv, "value", &vl);
+
+		o->cb(v != NULL ? 1 : -1, v, vl, o->priv);
+		free(v);
+	}
+	free(o);
+}
+
+static void
+s_get(const char *key, ac_store_cb *cb, void *priv)
+{
+	char k[KEY_MAX];
+	struct sop *o;
+
+	if (!ready() || (o = malloc(sizeof(*o))) == NULL) {
+		cb(-1, NULL, 0, priv);
+		return;
+	}
+	*o = (struct sop){ cb, priv };
+	keyname(k, sizeof(k), key, NULL, 0);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(k)),
+	    on_sget, o) == -1) {
+		free(o);
+		cb(-1, NULL, 0, priv);
+	}
+}
+
+static void
+s_resync(void)
+{
+	sweep();
+}
+
 static long
 x_timer(long now)
 {
-	long next, every, due, check;
+	long next, every, due, check, t;
 	int waiting;
 
 	/* Arrivals of barriers no longer waited at here. */
@@ -2212,8 +2222,12 @@ x_timer(long now)
 		check = now + ALIVE_MS;
 		check_member();
 	}
+	/* The protocol's (looks for nodes' names) may send, too. */
+	t = ac_rdvproto_timer(now);
 	/* Last: what we sent above set libcurl's timer. */
 	next = ac_econn_timer(now);
+	if (t >= 0 && (next < 0 || t < next))
+		next = t;
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    (next < 0 || X.retry_reg - now < next))
 		next = X.retry_reg > now ? X.retry_reg - now : 0;
@@ -2294,10 +2308,7 @@ x_stop(void)
 	free(X.seen_b);
 	X.seen_b = NULL;
 	X.seen_nb = X.nseen = 0;
-	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
-		free(X.nodes[n]);
-	free(X.nodes);
-	X.nodes = NULL;
+	ac_rdvproto_stop();
 }
 
 static const struct ac_xport xport = {
@@ -2311,18 +2322,23 @@ static const struct ac_xport xport = {
 	.arrive = x_arrive,
 	.publish = x_publish,
 	.want = x_want,
-	.abort = x_abort,
-	.hello = x_hello,
-	.node = x_node,
+	.abort = ac_rdvproto_abort,
+	.hello = ac_rdvproto_hello,
+	.node = ac_rdvproto_node,
 	.expired = NULL,
 	.withdraw = x_withdraw,
+};
+
+static const struct ac_store store = {
+	.name = "etcd", .ready = ready, .put = s_put, .get = s_get,
+	.resync = s_resync,
 };
 
 static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };
 
 const struct ac_xport *
 ac_xetcd_open(struct ac_job *j, const struct ac_etcd_url *u,
-    struct ac_runid *rid)
+    struct ac_runid *rid, const struct ac_rdv **rdvp)
 {
 	char err[160];
 
@@ -2332,9 +2348,10 @@ ac_xetcd_open(struct ac_job *j, const struct ac_etcd_url *u,
 	/* As Redis' key TTL: longer than any wait's deadline. Every client
 	 * checked it (check_etcd); a helper run by hand keeps the default. */
 	(void)ac_ttl_env("ACCELCTL_ETCD_TTL", &X.ttl, err, sizeof(err));
-	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
 	snprintf(X.base, sizeof(X.base), "accelctl/%s/", j->id);
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, rid->run);
+	ac_rdvproto_init(j, &xport, &store);
 	ac_econn_start(u, &hooks);
+	*rdvp = ac_rdvproto_rdv();
 	return &xport;
 }

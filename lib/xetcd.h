@@ -8,8 +8,9 @@
 struct ac_job;
 
 /* Start the etcd transport of job J at U (connecting asynchronously), as the
- * run RID. No transport rides on it (NCCL needs the Redis rendezvous). */
+ * run RID; *RDV is what a transport riding on it (NCCL) is given. */
 const struct ac_xport *ac_xetcd_open(struct ac_job *j,
-    const struct ac_etcd_url *u, struct ac_runid *rid);
+    const struct ac_etcd_url *u, struct ac_runid *rid,
+    const struct ac_rdv **rdv);
 
 #endif

@@ -1,14 +1,14 @@
 /* xnccl.c: the cross-node step over an NCCL communicator of the node helpers.
  *
- * Wraps the Redis steps (xredis.c): while the communicator is healthy, a
+ * Wraps the rendezvous' steps (Redis or etcd): while the communicator is healthy, a
  * barrier is an all-reduce (ncclMax) of 8 words that carry the hash of its
  * name and generation and the lowest failing rank (--status), and a result op
  * (broadcast, --wait, main-first) is the same header from the source's node
  * (state, status, length, root) and then an ncclBroadcast of the bytes.
- * Redis stays the rendezvous (node 0 posts the ncclUniqueId there) and the
- * fallback: after ncclCommAbort (a deadline, an abort, an NCCL error, helpers
- * that disagree), every collective in flight is posted again over Redis and
- * the rest of the job goes over Redis. Arrivals there are idempotent, so a
+ * The rendezvous stays (node 0 posts the ncclUniqueId there: rdvproto.c) and
+ * is the fallback: after ncclCommAbort (a deadline, an abort, an NCCL error,
+ * helpers that disagree), every collective in flight is posted again over it
+ * and the rest of the job goes over it. Arrivals there are idempotent, so a
  * collective that NCCL completed on some nodes only completes on the others.
  *
  * The helper stays one thread and one poll(2): the communicator is
@@ -311,13 +311,22 @@ release(void)
 	N.pipe[0] = N.pipe[1] = -1;
 }
 
+/* The rendezvous that carries the job without NCCL, for the log. */
+static const char *
+base_name(void)
+{
+	if (N.base == NULL)
+		return "the helper";
+	return strcmp(N.base->name, "redis") == 0 ? "Redis" : N.base->name;
+}
+
 /* Forced (ACCELCTL_TRANSPORT=nccl) and unusable: cross-node waits fail (125). */
 static void
 unusable(const char *why)
 {
 	if (N.setting != AC_TSET_NCCL) {
 		ac_log("NCCL not used (%s): %s carries the job", why,
-		    N.base != NULL ? "Redis" : "the helper");
+		    base_name());
 		go_off(why, 1);
 		return;
 	}
@@ -365,7 +374,7 @@ go_off(const char *why, int tell)
 	release();
 	if (N.state != S_IDLE)
 		ac_log("NCCL off (%s): the rest of the job goes over %s",
-		    why, N.base != NULL ? "Redis" : "this node's helper alone");
+		    why, N.base != NULL ? base_name() : "this node's helper alone");
 	N.state = S_OFF;
 	snprintf(N.why, sizeof(N.why), "%s", why);
 	if (N.base != NULL) {
@@ -494,7 +503,7 @@ joined(const char *state, const char *value, size_t len)
 		return;
 	}
 	if (N.state != S_JOINING || strcmp(state, "id") != 0)
-		return;		/* "wait": an 'I' in our inbox comes later */
+		return;		/* "wait": the id's event comes later */
 	if (from_hex(&id, sizeof(id), value, len) == -1) {
 		go_off("a malformed ncclUniqueId in the rendezvous", 1);
 		return;

@@ -40,6 +40,7 @@
 #include "log.h"
 #include "num.h"
 #include "rconn.h"
+#include "rdvproto.h"
 #include "runjoin.h"
 #include "ttl.h"
 #include "xredis.h"
@@ -62,14 +63,6 @@ static struct {
 	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
 	struct ac_runjoin rj;		/* the run joined fresh, progress in it */
 	int		 run_wait;	/* told to wait for node 0's run */
-	long		 next_names;	/* ms: look again for unnamed missing nodes */
-	long		 names_delay;	/* ms, doubling: a node may never come */
-	char		**nodes;	/* [nnodes] "host: ranks ..." from Redis */
-	int		 quiet;		/* streamed collectives go elsewhere (NCCL) */
-	void		(*joined)(const char *, const char *, size_t);
-	int		 join_pending;
-	char		 join_id[2 * 128 + 1];	/* hex; node 0's only */
-	char		 off_pending[256];
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
 	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
@@ -277,35 +270,19 @@ static struct script publish_lua = { FANOUT_LUA
 "fanout(ARGV[4], tonumber(ARGV[5]), ARGV[3], ttl)\n"
 "return 1\n", "" };
 
-/* Lua: this node joins the run's NCCL communicator (epoch 0). KEYS:
- * id, joined, off. ARGV: node, the id in hex (node 0's only, else empty),
- * ttl, the run's key prefix, nnodes. A node that joined before (its helper
- * was restarted) cannot rejoin a communicator the others hold: it turns NCCL
- * off for the run. Returns {'id', hex}, {'wait', ''} (an 'I' entry in the
- * stream comes when node 0 posts it) or {'off', why}. */
-static struct script join_lua = { FANOUT_LUA
-"local ttl, p, nn = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])\n"
-"local off = redis.call('GET', KEYS[3])\n"
-"if off then return {'off', off} end\n"
-"if redis.call('HSETNX', KEYS[2], ARGV[1], '1') == 0 then\n"
-"  off = 'node ' .. ARGV[1] .. ' joined before (its helper restarted)'\n"
-"  redis.call('SET', KEYS[3], off, 'EX', ttl)\n"
-"  fanout(p, nn, 'N', ttl)\n"
-"  return {'off', off} end\n"
-"redis.call('EXPIRE', KEYS[2], ttl)\n"
-"if ARGV[2] ~= '' and redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ttl) then\n"
-"  fanout(p, nn, 'I', ttl) end\n"
-"local id = redis.call('GET', KEYS[1])\n"
-"if id then return {'id', id} end\n"
-"return {'wait', ''}\n", "" };
-
-/* Lua: NCCL is off for the rest of the run; tell every node. KEYS: off.
- * ARGV: why, ttl, the run's key prefix, nnodes. The first reason stays. */
-static struct script off_lua = { FANOUT_LUA
-"local ttl = tonumber(ARGV[2])\n"
-"if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ttl) then return 0 end\n"
-"fanout(ARGV[3], tonumber(ARGV[4]), 'N', ttl)\n"
-"return 1\n", "" };
+/* Lua: store.h's put, with a flag that Lua alone can make atomic. KEYS:
+ * the key. ARGV: the value, "1" to put only where absent, the ttl, the run's
+ * key prefix, and the event of a told put ("=KEY\nVALUE", or "" when not
+ * told: every node reads it from the run's stream). Returns {1, ''} or, where
+ * the key was there, {0, its value}. */
+static struct script put_lua = { FANOUT_LUA
+"local ttl = tonumber(ARGV[3])\n"
+"if ARGV[2] == '1' then\n"
+"  local old = redis.call('GET', KEYS[1])\n"
+"  if old then return {0, old} end end\n"
+"redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
+"if ARGV[5] ~= '' then fanout(ARGV[4], 0, ARGV[5], ttl) end\n"
+"return {1, ''}\n", "" };
 
 /* Lua: has Redis lost this run (node 0, told by a wake)? KEYS: the run's
  * members, the run counter. ARGV: the run. 1 when the members are gone or
@@ -317,7 +294,7 @@ static struct script wake_lua = {
 "return 0\n", "" };
 
 static struct script *const scripts[] = { &register_lua, &arrive_lua,
-    &want_lua, &resync_lua, &publish_lua, &join_lua, &off_lua, &wake_lua };
+    &want_lua, &resync_lua, &publish_lua, &put_lua, &wake_lua };
 
 struct req {
 	struct req *next;
@@ -326,14 +303,7 @@ struct req {
 };
 
 static void sweep(void);
-static void fetch_nodes(void);
-static void x_hello(struct ac_job *j);
-static const char *x_node(long node);
-static void fetch_nccl(const char *what);
-static void x_off(const char *why);
-static void r_join(const char *idhex,
-    void (*joined)(const char *, const char *, size_t));
-static void on_get_abort(redisReply *reply, void *priv);
+static void told(const char *v, size_t len);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 static int moved_on(void);
@@ -698,7 +668,7 @@ note_posted(const struct ac_coll *c)
 static int
 look(void)
 {
-	char arr[KEY_MAX], done[KEY_MAX], ttl[24], abort_key[KEY_MAX];
+	char arr[KEY_MAX], done[KEY_MAX], ttl[24];
 	const char *get_done[2] = { "GET", done }, *get_arr[2] = { "GET", arr };
 	const char *expire[3] = { "EXPIRE", arr, ttl };
 	struct req **pp = &X.posted, *p;
@@ -742,10 +712,8 @@ look(void)
 	 * for waits that last (from the second look on, 1.5 s), which keeps
 	 * the look of a barrier that completes in its first seconds at
 	 * three commands. */
-	if (any && X.look_delay >= 2 * LOOK_FIRST_MS) {
-		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
-		get(on_get_abort, NULL, abort_key);
-	}
+	if (any && X.look_delay >= 2 * LOOK_FIRST_MS)
+		ac_rdvproto_read_abort();
 	return any;
 }
 
@@ -1070,8 +1038,7 @@ repub_pump(void)
 		struct pub *p = repub;
 
 		repub = p->next;
-		if (X.quiet && ac_kind_of(p->key) != NULL &&
-		    ac_kind_of(p->key)->streamed)
+		if (ac_rdvproto_elsewhere(p->key))
 			continue;
 		nrepub++;
 		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
@@ -1222,32 +1189,6 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	run(&want_lua, on_want, r, 2, keys, 0, NULL, NULL);
 }
 
-static void
-x_abort(struct ac_job *j)
-{
-	char key[KEY_MAX], ttl[24];
-	const char *keys[1] = { key }, *args[5];
-
-	if (!ready())
-		return;
-	keyname(key, sizeof(key), "abort", NULL, 0);
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	args[0] = j->aborted;
-	args[1] = ttl;
-	args[2] = "!";
-	args[3] = X.prefix;
-	args[4] = nnodes_arg();
-	run(&publish_lua, on_ignore, NULL, 1, keys, 5, args, NULL);
-}
-
-static void
-on_get_abort(redisReply *reply, void *priv)
-{
-	(void)priv;
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
-		ac_job_abort_remote(X.job, reply->str);
-}
-
 /*
  * Node 0 opened a newer run: the run we are in is closed. A helper that
  * joined it fresh, before node 0 of its own launch opened that one, and saw
@@ -1285,7 +1226,7 @@ moved_on(void)
 static void
 on_entry(const char *v, size_t len)
 {
-	char key[AC_KEY_MAX], abort_key[KEY_MAX], line[AC_KEY_MAX + 32];
+	char key[AC_KEY_MAX], line[AC_KEY_MAX + 32];
 	long long gen;
 	const char *nl;
 
@@ -1293,10 +1234,8 @@ on_entry(const char *v, size_t len)
 	 * answered: the run, and so the keys, are those we knew. */
 	if (X.runid->run == 0)
 		return;
-	if (len == 1 && v[0] == 'I')
-		return fetch_nccl("id");
-	if (len == 1 && v[0] == 'N')
-		return fetch_nccl("off");
+	if (len > 1 && v[0] == '=')
+		return told(v + 1, len - 1);
 	if (len == 1 && v[0] == 'C')
 		return closed();
 	if (len == 1 && v[0] == 'S') {
@@ -1306,10 +1245,6 @@ on_entry(const char *v, size_t len)
 			session();
 		}
 		return;
-	}
-	if (len == 1 && v[0] == '!') {
-		keyname(abort_key, sizeof(abort_key), "abort", NULL, 0);
-		return get(on_get_abort, NULL, abort_key);
 	}
 	nl = memchr(v, '\n', len);
 	snprintf(line, sizeof(line), "%.*s", (int)((nl != NULL ? (size_t)(nl - v) :
@@ -1370,9 +1305,7 @@ on_wake(const char *v, size_t len)
 static int
 elsewhere(const struct ac_coll *c)
 {
-	const struct ac_kind *k = ac_kind_of(c->key);
-
-	return X.quiet && k != NULL && k->streamed;
+	return ac_rdvproto_elsewhere(c->key);
 }
 
 /* After a (re)connect: post again everything Redis may have lost. */
@@ -1409,17 +1342,7 @@ sweep(void)
 		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER &&
 		    !elsewhere(c))
 			x_publish(j, c);
-	if (j->aborted != NULL)
-		x_abort(j);
-	else {
-		/* An abort whose entry we missed while disconnected. */
-		char key[KEY_MAX];
-
-		keyname(key, sizeof(key), "abort", NULL, 0);
-		get(on_get_abort, NULL, key);
-	}
-	x_hello(j);
-	fetch_nodes();
+	/* The abort and this node's name: rdvproto.c (ac_rdvproto_up). */
 }
 
 /* Is anything of this node waiting across nodes (keys to keep alive)? */
@@ -1433,28 +1356,6 @@ in_flight(void)
 }
 
 static void session(void);
-
-/* Is a node missing at a wait of ours that messages cannot name yet? */
-static int
-unnamed(void)
-{
-	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(X.job, c) || c->done || c->xmissing[0] == '\0')
-			continue;
-		for (const char *p = c->xmissing; *p != '\0';) {
-			char *end;
-			long node = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (x_node(node) == NULL)
-				return 1;
-			for (p = end; *p == ',' || *p == ' '; p++)
-				;
-		}
-	}
-	return 0;
-}
 
 static void
 on_register(redisReply *reply, void *priv)
@@ -1504,7 +1405,6 @@ on_register(redisReply *reply, void *priv)
 	}
 	run_prefix(run);
 	X.registered = 1;
-	X.names_delay = 100;
 	if (reply->element[0]->integer == 3)
 		X.rj.fresh = run;
 	ac_rconn_healthy();
@@ -1513,18 +1413,7 @@ on_register(redisReply *reply, void *priv)
 	ac_rconn_block(events, X.job->node == 0 ? wake : NULL);
 	X.next_refresh = ac_now_ms() + X.refresh_ms;
 	sweep();
-	if (X.off_pending[0]) {
-		char off[sizeof(X.off_pending)];
-
-		memcpy(off, X.off_pending, sizeof(off));
-		x_off(off);
-	}
-	if (X.join_pending && X.joined != NULL) {
-		char id[sizeof(X.join_id)];
-
-		memcpy(id, X.join_id, sizeof(id));
-		r_join(id[0] ? id : NULL, X.joined);
-	}
+	ac_rdvproto_up();
 }
 
 /* Register this helper in its run: at every connect, and to keep the keys
@@ -1567,168 +1456,137 @@ on_ready(void)
 	session();
 }
 
-/* This node's host and ranks, for the other nodes' messages and status. */
-static void
-x_hello(struct ac_job *j)
-{
-	char key[KEY_MAX], host[128], info[4096], ttl[24], node[24];
-	const char *hset[4] = { "HSET", key, node, info };
-	const char *expire[3] = { "EXPIRE", key, ttl };
-	size_t n;
+/* --- store.h: the operations the protocol (rdvproto.c) asks of Redis --- */
 
-	/* Only a whole node: other nodes cache what they read. */
-	for (long l = 0; l < j->lsize; l++)
-		if (j->rank_of[l] < 0)
-			return;
-	if (!ready())
-		return;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "?");
-	host[sizeof(host) - 1] = '\0';
-	n = (size_t)snprintf(info, sizeof(info), "%s: rank%s", host,
-	    j->lsize > 1 ? "s" : "");
-	for (long l = 0; l < j->lsize && n < sizeof(info) - 24; l++)
-		if (j->rank_of[l] >= 0)
-			n += (size_t)snprintf(info + n, sizeof(info) - n, "%s %lld",
-			    l ? "," : "", (long long)j->rank_of[l]);
-	keyname(key, sizeof(key), "nodes", NULL, 0);
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	snprintf(node, sizeof(node), "%ld", j->node);
-	ac_rconn_cmd(on_ignore, NULL, 4, hset, NULL);
-	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
+/* A key of store.h ("nccl/joined/3") as Redis names it in this run. */
+static void
+store_key(char *buf, size_t len, const char *key)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", X.prefix);
+
+	for (; *key != '\0' && n + 1 < len; key++)
+		buf[n++] = *key == '/' ? ':' : *key;
+	buf[n] = '\0';
+}
+
+struct sop {
+	ac_store_cb	*cb;
+	void		*priv;
+};
+
+static struct sop *
+new_sop(ac_store_cb *cb, void *priv)
+{
+	struct sop *o = malloc(sizeof(*o));
+
+	if (o == NULL && cb != NULL)
+		cb(-1, NULL, 0, priv);
+	else if (o != NULL)
+		*o = (struct sop){ cb, priv };
+	return o;
 }
 
 static void
-on_nodes(redisReply *reply, void *priv)
+on_put(redisReply *reply, void *priv)
 {
-	(void)priv;
-	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || X.nodes == NULL)
-		return;
-	for (size_t i = 0; i + 1 < reply->elements; i += 2) {
-		long node;
+	struct sop *o = priv;
+	int ok = reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+	    reply->elements == 2 && reply->element[0]->type ==
+	    REDIS_REPLY_INTEGER && reply->element[1]->type == REDIS_REPLY_STRING;
 
-		if (reply->element[i]->type != REDIS_REPLY_STRING ||
-		    reply->element[i + 1]->type != REDIS_REPLY_STRING)
-			continue;
-		node = atol(reply->element[i]->str);
-		if (node < 0 || node >= X.job->nnodes)
-			continue;
-		free(X.nodes[node]);
-		X.nodes[node] = strdup(reply->element[i + 1]->str);
+	if (o->cb != NULL && ok)
+		o->cb(reply->element[0]->integer == 1, reply->element[1]->str,
+		    reply->element[1]->len, o->priv);
+	else if (o->cb != NULL)
+		o->cb(-1, NULL, 0, o->priv);
+	free(o);
+}
+
+static void
+s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
+    void *priv)
+{
+	char k[KEY_MAX], ttl[24], *ev = NULL;
+	const char *keys[1] = { k }, *args[5];
+	size_t arglen[5], klen = strlen(key);
+	struct sop *o;
+
+	if (!ready()) {
+		if (cb != NULL)
+			cb(-1, NULL, 0, priv);
+		return;
 	}
-}
-
-/* Refresh the table of nodes (when a node we cannot name is missing). */
-static void
-fetch_nodes(void)
-{
-	char key[KEY_MAX];
-	const char *argv[2] = { "HGETALL", key };
-
-	if (!ready())
+	if ((o = new_sop(cb, priv)) == NULL)
 		return;
-	keyname(key, sizeof(key), "nodes", NULL, 0);
-	ac_rconn_cmd(on_nodes, NULL, 2, argv, NULL);
-}
-
-static const char *
-x_node(long node)
-{
-	return X.nodes != NULL && node >= 0 && node < X.job->nnodes ?
-	    X.nodes[node] : NULL;
-}
-
-/* --- what a transport riding on this rendezvous (NCCL) asks of it --- */
-
-static void
-on_join(redisReply *reply, void *priv)
-{
-	(void)priv;
-	if (reply == NULL)
-		return;		/* down: joined again once registered */
-	X.join_pending = 0;
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-	    reply->element[0]->type == REDIS_REPLY_STRING &&
-	    reply->element[1]->type == REDIS_REPLY_STRING && X.joined != NULL)
-		X.joined(reply->element[0]->str, reply->element[1]->str,
-		    reply->element[1]->len);
-}
-
-static void
-r_join(const char *idhex, void (*joined)(const char *, const char *, size_t))
-{
-	char id[KEY_MAX], jn[KEY_MAX], off[KEY_MAX], node[24], ttl[24];
-	const char *keys[3] = { id, jn, off }, *args[5];
-
-	X.joined = joined;
-	X.join_pending = 1;
-	snprintf(X.join_id, sizeof(X.join_id), "%s", idhex != NULL ? idhex : "");
-	if (!ready())
-		return;
-	keyname(id, sizeof(id), "nccl:0:id", NULL, 0);
-	keyname(jn, sizeof(jn), "nccl:0:joined", NULL, 0);
-	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
-	snprintf(node, sizeof(node), "%ld", X.job->node);
+	if ((flags & AC_PUT_TELL) && (ev = malloc(klen + len + 2)) != NULL) {
+		ev[0] = '=';
+		memcpy(ev + 1, key, klen);
+		ev[klen + 1] = '\n';
+		memcpy(ev + klen + 2, v, len);
+	}
+	store_key(k, sizeof(k), key);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	args[0] = node;
-	args[1] = X.join_id;
+	args[0] = v;
+	arglen[0] = len;
+	args[1] = flags & AC_PUT_ABSENT ? "1" : "";
 	args[2] = ttl;
 	args[3] = X.prefix;
-	args[4] = nnodes_arg();
-	run(&join_lua, on_join, NULL, 3, keys, 5, args, NULL);
-}
-
-/* The reply to a GET of an NCCL key; PRIV names which one ("id", "off"). */
-static void
-on_get_nccl(redisReply *reply, void *priv)
-{
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING && X.joined != NULL)
-		X.joined(priv, reply->str, reply->len);
+	args[4] = ev != NULL ? ev : "";
+	arglen[4] = ev != NULL ? klen + len + 2 : 0;
+	for (int i = 1; i < 4; i++)
+		arglen[i] = strlen(args[i]);
+	run(&put_lua, on_put, o, 1, keys, 5, args, arglen);
+	free(ev);
 }
 
 static void
-fetch_nccl(const char *what)
+on_sget(redisReply *reply, void *priv)
 {
-	char key[KEY_MAX], kind[32];
+	struct sop *o = priv;
 
-	if (!ready() || X.joined == NULL)
+	if (reply == NULL)
+		o->cb(-1, NULL, 0, o->priv);
+	else if (reply->type == REDIS_REPLY_STRING)
+		o->cb(1, reply->str, reply->len, o->priv);
+	else
+		o->cb(0, NULL, 0, o->priv);
+	free(o);
+}
+
+static void
+s_get(const char *key, ac_store_cb *cb, void *priv)
+{
+	char k[KEY_MAX];
+	struct sop *o;
+
+	if (!ready()) {
+		cb(-1, NULL, 0, priv);
 		return;
-	snprintf(kind, sizeof(kind), "nccl:0:%s", what);
-	keyname(key, sizeof(key), kind, NULL, 0);
-	get(on_get_nccl, (void *)what, key);
-}
-
-static void
-x_off(const char *why)
-{
-	char off[KEY_MAX], ttl[24];
-	const char *keys[1] = { off }, *args[4];
-
-	snprintf(X.off_pending, sizeof(X.off_pending), "%s", why);
-	X.join_pending = 0;
-	if (!ready())
+	}
+	if ((o = new_sop(cb, priv)) == NULL)
 		return;
-	X.off_pending[0] = '\0';
-	keyname(off, sizeof(off), "nccl:0:off", NULL, 0);
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	args[0] = why;
-	args[1] = ttl;
-	args[2] = X.prefix;
-	args[3] = nnodes_arg();
-	run(&off_lua, on_ignore, NULL, 1, keys, 4, args, NULL);
+	store_key(k, sizeof(k), key);
+	get(on_sget, o, k);
+}
+
+/* A told put's entry ("KEY\nVALUE", after the '='): the protocol's. */
+static void
+told(const char *v, size_t len)
+{
+	const char *nl = memchr(v, '\n', len);
+	char key[KEY_MAX];
+
+	if (nl == NULL || (size_t)(nl - v) >= sizeof(key))
+		return;
+	memcpy(key, v, (size_t)(nl - v));
+	key[nl - v] = '\0';
+	ac_rdvproto_told(key, nl + 1, len - (size_t)(nl + 1 - v));
 }
 
 static void
-r_quiet(int on)
+s_resync(void)
 {
-	X.quiet = on;
-}
-
-static void
-r_resync(void)
-{
-	if (ready())
-		sweep();
+	sweep();
 }
 
 /* --- the transport's loop hooks --- */
@@ -1736,19 +1594,10 @@ r_resync(void)
 static long
 x_timer(long now)
 {
-	long next = ac_rconn_timer(now);
+	long next = ac_rconn_timer(now), t = ac_rdvproto_timer(now);
 
-	/* A missing node we cannot name yet (its helper may register later):
-	 * the table of nodes is read again, less often each time. */
-	if (ready() && unnamed()) {
-		if (now >= X.next_names) {
-			X.next_names = now + X.names_delay;
-			X.names_delay = X.names_delay < 2500 ? 2 * X.names_delay : 5000;
-			fetch_nodes();
-		}
-		if (next < 0 || X.next_names - now < next)
-			next = X.next_names - now;
-	}
+	if (t >= 0 && (next < 0 || t < next))
+		next = t;
 	/* A barrier still waits: which nodes is it waiting for? */
 	if (ready() && X.next_look != 0) {
 		if (now >= X.next_look) {
@@ -1845,10 +1694,7 @@ x_stop(void)
 		X.posted = p->next;
 		free(p);
 	}
-	for (long n = 0; X.nodes != NULL && n < X.job->nnodes; n++)
-		free(X.nodes[n]);
-	free(X.nodes);
-	X.nodes = NULL;
+	ac_rdvproto_stop();
 }
 
 static const struct ac_xport xport = {
@@ -1862,14 +1708,17 @@ static const struct ac_xport xport = {
 	.arrive = x_arrive,
 	.publish = x_publish,
 	.want = x_want,
-	.abort = x_abort,
-	.hello = x_hello,
-	.node = x_node,
+	.abort = ac_rdvproto_abort,
+	.hello = ac_rdvproto_hello,
+	.node = ac_rdvproto_node,
 	.expired = NULL,
 	.withdraw = x_withdraw,
 };
 
-static const struct ac_rdv rdv = { &xport, r_join, x_off, r_quiet, r_resync };
+static const struct ac_store store = {
+	.name = "redis", .ready = ready, .put = s_put, .get = s_get,
+	.resync = s_resync,
+};
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry, on_wake };
 
@@ -1899,10 +1748,10 @@ ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
 	(void)ac_ttl_env("ACCELCTL_REDIS_TTL", &X.ttl, err, sizeof(err));
 	/* A third of the TTL: two refreshes may fail before a key expires. */
 	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
-	X.nodes = calloc((size_t)j->nnodes, sizeof(*X.nodes));
 	snprintf(X.base, sizeof(X.base), "accelctl:{%s}:", j->id);
 	run_prefix(rid->run);
+	ac_rdvproto_init(j, &xport, &store);
 	ac_rconn_start(u, &hooks);
-	*rdvp = &rdv;
+	*rdvp = ac_rdvproto_rdv();
 	return &xport;
 }

@@ -34,11 +34,24 @@ testStatusShowsWaitsInFlight() {
 	assertRc 0 "barrier"
 	assertContains "$(cat "$d/status")" "nothing in flight"
 	# Rank 3 asks its node's helper; rank 0 asks its own while it waits.
+	# Each asks until the answer is complete (a deadline, not a sleep): a
+	# store may look for the missing nodes a while after it posted (Redis
+	# 500 ms later, NCCL's post to the rendezvous 200 ms later).
 	run -- launch -n 4 -- bash -c '
+		d='"$d"'
+		asks() { # asks FILE TEXT: status into FILE until it has TEXT (15 s)
+			local i=0
+			while accelctl status >"$1.tmp"; ! grep -q "$2" "$1.tmp" &&
+			    [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+			mv "$1.tmp" "$1"
+		}
+		if [ "$ACCELCTL_NNODES" -gt 1 ]; then w0="waiting for node $((ACCELCTL_NNODES - 1))"; else w0="3/4 arrived"; fi
+		if [ "$ACCELCTL_NNODES" -gt 2 ]; then w3="nothing in flight"; else w3="missing: rank 3"; fi
 		if [ $ACCELCTL_RANK = 3 ]; then
-			sleep 1; accelctl status >'"$d"'/status; accelctl barrier ready
+			i=0; until [ -e "$d/status0" ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+			asks "$d/status" "$w3"; accelctl barrier ready
 		else
-			[ $ACCELCTL_RANK = 0 ] && (sleep 0.5; accelctl status >'"$d"'/status0) &
+			[ $ACCELCTL_RANK = 0 ] && asks "$d/status0" "$w0" &
 			accelctl barrier ready
 		fi'
 	assertRc 0 "barrier"

@@ -1,26 +1,46 @@
 # t_nccl_fake.sh: the NCCL transport's own code (lib/xnccl.c, cmd/check.c) against a
 # fake CUDA runtime and NCCL (tests/fake/fakecuda.c) where no GPU is: one-rank and
 # multi-node communicators of the simulated nodes' helpers, barriers, --status,
-# broadcasts, the uniqueId exchange through Redis, disagreement, deadlines, init
-# failures and restarts falling back to Redis, and accelctl check. The fake is not
-# a GPU: what only a GPU shows is in tests/gpu/run.sh.
+# broadcasts, the uniqueId exchange through the rendezvous (Redis, or etcd),
+# disagreement, deadlines, init failures and restarts falling back to it, and
+# accelctl check. The fake is not a GPU: what only a GPU shows is in
+# tests/gpu/run.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/redis.sh"
+. "$(dirname "$0")/etcd.sh"
+
+# NCCL_FAKE_STORE=etcd (ctest sh.nccl_fake_etcd): the same over etcd, whose
+# rendezvous NCCL rides on as on Redis' (lib/rdvproto.c).
+STORE=${NCCL_FAKE_STORE:-redis}
+case $STORE in
+redis) SHOWN=Redis ;;
+etcd) SHOWN=etcd ;;
+*) echo "NCCL_FAKE_STORE: expected redis or etcd" >&2; exit 1 ;;
+esac
 
 [ -n "${FAKE_CUDA:-}" ] && [ -f "$FAKE_CUDA" ] || { echo "built without NCCL: no fake to load, skipped" >&2; skip_suite; }
 
-oneTimeSetUp() { redis_start; }
-oneTimeTearDown() { redis_stop; }
+oneTimeSetUp() {
+	if [ "$STORE" = etcd ]; then
+		"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
+		etcd_start 1
+		RDV=$ETCD_URL
+	else
+		redis_start
+		RDV=unix://$REDIS_SOCK
+	fi
+}
+oneTimeTearDown() { if [ "$STORE" = etcd ]; then etcd_stop; else redis_stop; fi; }
 
 FAKE="ACCELCTL_CUDART_LIBRARY=$FAKE_CUDA ACCELCTL_NCCL_LIBRARY=$FAKE_CUDA"
 
-# fake NODES RANKS VAR=VALUE... -- CMD...: launch with the fake, through Redis.
+# fake NODES RANKS VAR=VALUE... -- CMD...: launch with the fake, through the store.
 fake() {
 	local nodes=$1 ranks=$2 vars=(); shift 2
 	while [ "$1" != "--" ]; do vars+=("$1"); shift; done
 	shift
 	# shellcheck disable=SC2086
-	run $FAKE ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" "${vars[@]}" -- \
+	run $FAKE ACCELCTL_RENDEZVOUS="$RDV" "${vars[@]}" -- \
 		launch --nnodes "$nodes" -n "$ranks" --tag -- "$@"
 }
 
@@ -72,11 +92,19 @@ testAcrossNodes() {
 	assertEquals "main-first" 6 "$(printf '%s\n' "$out" | grep -c 'mf=0$')"
 	assertContains "$(cat "$d/status")" "transport: nccl (a communicator of 3 node helpers on GPU 0"
 	local k bad=""
-	for k in $(redis_cli --scan --pattern 'accelctl:*:nccl:0:*'); do
+	if [ "$STORE" = etcd ]; then
+		for k in $(etcdctl_ get --prefix accelctl/ --keys-only | grep /nccl/); do
+			etcdctl_ get "$k" -w json | grep -q '"lease":' || bad="$bad $k"
+		done
+		assertEquals "the id and join keys have a lease" "" "$bad"
+		assertNotEquals "an id was posted" "" "$(etcdctl_ get --prefix accelctl/ --keys-only | grep '/nccl/id$')"
+		return
+	fi
+	for k in $(redis_cli --scan --pattern 'accelctl:*:nccl:*'); do
 		[ "$(redis_cli ttl "$k")" -gt 0 ] || bad="$bad $k"
 	done
 	assertEquals "the id and join keys have a TTL" "" "$bad"
-	assertNotEquals "an id was posted" "" "$(redis_cli --scan --pattern 'accelctl:*:nccl:0:id')"
+	assertNotEquals "an id was posted" "" "$(redis_cli --scan --pattern 'accelctl:*:nccl:id')"
 }
 
 testAutoTakesNcclWhereAGpuIs() {
@@ -99,7 +127,7 @@ testDisagreementFailsClearly() {
 	assertContains "$err" "accelctl: barrier: 'a': the nodes' helpers disagree on the order of collectives: this node is at barrier 'a' generation 0, another node at a different one"
 	assertContains "$err" "accelctl: barrier: 'b': the nodes' helpers disagree"
 	assertEquals "the job goes on over Redis" 4 "$(printf '%s\n' "$out" | grep -c 'after=0$')"
-	assertContains "$out" "transport: redis (NCCL off: helpers disagreed on the order of collectives)"
+	assertContains "$out" "transport: $STORE (NCCL off: helpers disagreed on the order of collectives)"
 }
 
 testDeadlineFallsBackToRedis() {
@@ -112,7 +140,7 @@ testDeadlineFallsBackToRedis() {
 	assertContains "node 0 times out" "$out" "0: late=124"
 	assertContains "the late node passes, over Redis" "$out" "1: late=0"
 	assertEquals "later barriers pass" 2 "$(printf '%s\n' "$out" | grep -c 'next=0$')"
-	assertContains "$out" "transport: redis (NCCL off: a deadline passed at barrier 'late' generation 0 while it waited in NCCL)"
+	assertContains "$out" "transport: $STORE (NCCL off: a deadline passed at barrier 'late' generation 0 while it waited in NCCL)"
 	assertContains "the missing node named (through Redis)" "$err" "all 1 ranks of node 0 arrived; waiting for node 1 ($(hostname): rank 1)"
 }
 
@@ -124,7 +152,7 @@ testInitFailureFallsBack() {
 		[ $ACCELCTL_LOCAL_RANK = 0 ] && cat "$ACCELCTL_RUNTIME_DIR"/*.log >&2; true'
 	assertEquals "broadcast over Redis" 4 "$(printf '%s\n' "$out" | grep -c 'v=r0$')"
 	assertContains "$err" "NCCL off (ncclCommInitRankConfig: invalid usage (fake): Duplicate GPU detected"
-	assertContains "$err" "the rest of the job goes over Redis"
+	assertContains "$err" "the rest of the job goes over $SHOWN"
 }
 
 # A node's helper killed and restarted cannot rejoin: NCCL off, the job goes on.
@@ -136,7 +164,7 @@ testRestartedHelperTurnsNcclOff() {
 		accelctl barrier --timeout 30s two; echo "two=$?"
 		[ $ACCELCTL_RANK = 0 ] && accelctl status | tail -n 1; true'
 	assertEquals "every rank passes (stderr: $err)" 4 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
-	assertContains "$out" "transport: redis (NCCL off: node 1 joined before (its helper restarted))"
+	assertContains "$out" "transport: $STORE (NCCL off: node 1 joined before (its helper restarted))"
 }
 
 testAbortAcrossNodes() {
@@ -154,7 +182,7 @@ testNoDevice() {
 	assertContains "$err" "NCCL transport (ACCELCTL_TRANSPORT=nccl) unavailable: no GPU visible: cudaGetDeviceCount: no CUDA-capable device is detected (fake)"
 	fake 2 1 FAKE_CUDA_DEVICES=0 -- bash -c 'accelctl barrier --timeout 10s x; echo "rc=$?"; accelctl status | tail -n 1'
 	assertEquals "auto: Redis" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
-	assertContains "$out" "transport: redis (NCCL off: no GPU visible"
+	assertContains "$out" "transport: $STORE (NCCL off: no GPU visible"
 	fake 2 1 ACCELCTL_TRANSPORT=nccl ACCELCTL_HELPER_GPU=3 -- bash -c 'accelctl barrier --timeout 10s x; echo "rc=$?"'
 	assertContains "$err" "invalid ACCELCTL_HELPER_GPU '3': 1 GPU visible (0-0)"
 }

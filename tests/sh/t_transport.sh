@@ -125,7 +125,7 @@ testAutoWithoutGpuTakesRedis() {
 		return
 	fi
 	# The nodes agreed through Redis that NCCL is off for the job, and why.
-	local off; off=$(redis_cli --scan --pattern 'accelctl:*:nccl:0:off' | head -n 1)
+	local off; off=$(redis_cli --scan --pattern 'accelctl:*:nccl:off' | head -n 1)
 	assertNotEquals "an off key" "" "$off"
 	assertTrue "with a TTL" "[ $(redis_cli ttl "$off") -gt 0 ]"
 	case $(redis_cli get "$off") in

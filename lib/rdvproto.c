@@ -1,0 +1,378 @@
+/* rdvproto.c: the rendezvous protocol written once over a store: node names, the abort, NCCL's rendezvous.
+ *
+ * Issue 19 moves the protocol out of the two stores into this file, piece by
+ * piece. NCCL's rendezvous came first, because it was Redis' alone (a Lua
+ * script in xredis.c), so that NCCL could not ride on etcd. Over store.h
+ * these pieces are keys of the run, the same on every store:
+ *
+ *   nodes/NODE         "host: ranks 4, 5", for messages (put at hello, told)
+ *   abort              "rank 3: reason", the first abort (put once, told)
+ *   nccl/joined/NODE   this node joined the run's communicator (put once)
+ *   nccl/id            node 0's ncclUniqueId, hex (put once, told)
+ *   nccl/off           why NCCL is off for the rest of the run (the first reason, told)
+ *
+ * A node that finds its own joined key taken by another process (its helper
+ * was restarted) cannot rejoin a communicator the others hold, so it turns
+ * NCCL off for the run; its own key put again (an answer lost to a
+ * reconnect) is still its own. The three steps are separate operations, not
+ * one script: what one node reads before another writes is corrected by the
+ * event of that write (told), which every node reads in order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "kind.h"
+#include "log.h"
+#include "rdvproto.h"
+
+#define KEY_MAX 64
+/* Looks for the names of missing nodes: first after 100 ms, doubling to 5 s
+ * (a node that never comes must not cost a read every round). */
+#define NAMES_FIRST_MS	100
+#define NAMES_MAX_MS	5000
+
+static struct {
+	struct ac_job		*job;
+	const struct ac_store	*st;
+	struct ac_rdv		 rdv;
+	void			(*joined)(const char *, const char *, size_t);
+	int			 join_pending;	/* asked; no id or "off" yet */
+	char			 join_id[2 * 128 + 1];	/* hex; node 0's only */
+	char			 off_pending[256];	/* to post, "" none */
+	char			 me[48];	/* this process's mark on its joined key */
+	int			 off;		/* NCCL is off for the run */
+	int			 quiet;		/* streamed collectives go by NCCL */
+	unsigned		 epoch;		/* a join sent again: older answers are stale */
+	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
+	long			 next_names;	/* ms: look again for unnamed missing nodes */
+	long			 names_delay;	/* ms, doubling */
+} P;
+
+static void send_off(void);
+
+static void
+deliver(const char *state, const char *v, size_t len)
+{
+	if (strcmp(state, "off") == 0) {
+		P.join_pending = 0;
+		P.off = 1;
+	}
+	if (P.joined != NULL)
+		P.joined(state, v, len);
+}
+
+static void
+on_id(int ok, const char *v, size_t len, void *priv)
+{
+	if ((unsigned)(size_t)priv != P.epoch || ok == -1)
+		return;		/* down: sent again when the store is up */
+	P.join_pending = 0;
+	if (ok == 1)
+		deliver("id", v, len);
+	/* else node 0 has not posted it: its event will tell. */
+}
+
+static void
+on_off(int ok, const char *v, size_t len, void *priv)
+{
+	if ((unsigned)(size_t)priv == P.epoch && ok == 1)
+		deliver("off", v, len);
+}
+
+static void
+on_joined(int ok, const char *v, size_t len, void *priv)
+{
+	void *e = priv;
+
+	if ((unsigned)(size_t)priv != P.epoch || ok == -1)
+		return;
+	if (ok == 0 && !(len == strlen(P.me) && memcmp(v, P.me, len) == 0)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "node %ld joined before (its helper "
+		    "restarted)", P.job->node);
+		snprintf(P.off_pending, sizeof(P.off_pending), "%s", why);
+		send_off();
+		deliver("off", why, strlen(why));
+		return;
+	}
+	if (P.join_id[0] != '\0')
+		P.st->put("nccl/id", P.join_id, strlen(P.join_id),
+		    AC_PUT_ABSENT | AC_PUT_TELL, NULL, NULL);
+	/* Node 0's own put comes first on the same connection, or its
+	 * event after a put of another node 0 lineage: either way the id
+	 * that stays is the first. */
+	P.st->get("nccl/id", on_id, e);
+}
+
+static void
+send_join(void)
+{
+	char key[KEY_MAX];
+	void *e;
+
+	if (!P.st->ready() || !P.join_pending)
+		return;
+	e = (void *)(size_t)++P.epoch;
+	P.st->get("nccl/off", on_off, e);
+	snprintf(key, sizeof(key), "nccl/joined/%ld", P.job->node);
+	P.st->put(key, P.me, strlen(P.me), AC_PUT_ABSENT, on_joined, e);
+}
+
+static void
+on_off_put(int ok, const char *v, size_t len, void *priv)
+{
+	(void)v;
+	(void)len;
+	(void)priv;
+	/* Posted (or another reason was first, which every node reads). */
+	if (ok != -1)
+		P.off_pending[0] = '\0';
+}
+
+static void
+send_off(void)
+{
+	if (P.off_pending[0] == '\0' || !P.st->ready())
+		return;
+	P.st->put("nccl/off", P.off_pending, strlen(P.off_pending),
+	    AC_PUT_ABSENT | AC_PUT_TELL, on_off_put, NULL);
+}
+
+/* --- node names: "host: ranks 4, 5" in the other nodes' messages --- */
+
+static void
+set_node(long node, const char *v, size_t len)
+{
+	char *copy;
+
+	if (P.nodes == NULL || node < 0 || node >= P.job->nnodes ||
+	    (copy = strndup(v, len)) == NULL)
+		return;
+	free(P.nodes[node]);
+	P.nodes[node] = copy;
+}
+
+static void
+on_node(int ok, const char *v, size_t len, void *priv)
+{
+	if (ok == 1)
+		set_node((long)(size_t)priv, v, len);
+}
+
+void
+ac_rdvproto_hello(struct ac_job *j)
+{
+	char key[KEY_MAX], host[128], info[4096];
+	size_t n;
+
+	/* Only a whole node: the other nodes keep what they read. */
+	for (long l = 0; l < j->lsize; l++)
+		if (j->rank_of[l] < 0)
+			return;
+	if (!P.st->ready())
+		return;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	n = (size_t)snprintf(info, sizeof(info), "%s: rank%s", host,
+	    j->lsize > 1 ? "s" : "");
+	for (long l = 0; l < j->lsize && n < sizeof(info) - 24; l++)
+		n += (size_t)snprintf(info + n, sizeof(info) - n, "%s %lld",
+		    l ? "," : "", (long long)j->rank_of[l]);
+	snprintf(key, sizeof(key), "nodes/%ld", j->node);
+	set_node(j->node, info, n);
+	P.st->put(key, info, n, AC_PUT_TELL, NULL, NULL);
+}
+
+const char *
+ac_rdvproto_node(long node)
+{
+	return P.nodes != NULL && node >= 0 && node < P.job->nnodes ?
+	    P.nodes[node] : NULL;
+}
+
+/* Read the names of the nodes missing at our waits that we cannot name
+ * (their told put came before we followed the run's events); 1 if any. */
+static int
+look_names(int read)
+{
+	int any = 0;
+
+	for (struct ac_coll *c = P.job->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(P.job, c) || c->done || c->xmissing[0] == '\0')
+			continue;
+		for (const char *p = c->xmissing; *p != '\0';) {
+			char *end, key[KEY_MAX];
+			long node = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (ac_rdvproto_node(node) == NULL) {
+				any = 1;
+				if (!read)
+					return 1;
+				snprintf(key, sizeof(key), "nodes/%ld", node);
+				P.st->get(key, on_node, (void *)(size_t)node);
+			}
+			for (p = end; *p == ',' || *p == ' '; p++)
+				;
+		}
+	}
+	return any;
+}
+
+long
+ac_rdvproto_timer(long now)
+{
+	if (!P.st->ready() || !look_names(0))
+		return -1;
+	if (now >= P.next_names) {
+		P.next_names = now + P.names_delay;
+		P.names_delay = P.names_delay < NAMES_MAX_MS / 2 ?
+		    2 * P.names_delay : NAMES_MAX_MS;
+		(void)look_names(1);
+	}
+	return P.next_names - now;
+}
+
+/* --- the abort: the first one stays, and every node is told --- */
+
+void
+ac_rdvproto_abort(struct ac_job *j)
+{
+	if (j->aborted != NULL)
+		P.st->put("abort", j->aborted, strlen(j->aborted),
+		    AC_PUT_ABSENT | AC_PUT_TELL, NULL, NULL);
+}
+
+static void
+on_abort(int ok, const char *v, size_t len, void *priv)
+{
+	char *text;
+
+	(void)priv;
+	if (ok == 1 && (text = strndup(v, len)) != NULL) {
+		ac_job_abort_remote(P.job, text);
+		free(text);
+	}
+}
+
+void
+ac_rdvproto_read_abort(void)
+{
+	if (P.st->ready())
+		P.st->get("abort", on_abort, NULL);
+}
+
+/* --- struct ac_rdv: what NCCL asks of the rendezvous (xport.h) --- */
+
+static void
+r_join(const char *idhex, void (*joined)(const char *, const char *, size_t))
+{
+	P.joined = joined;
+	P.join_pending = 1;
+	snprintf(P.join_id, sizeof(P.join_id), "%s", idhex != NULL ? idhex : "");
+	send_join();
+}
+
+static void
+r_off(const char *why)
+{
+	snprintf(P.off_pending, sizeof(P.off_pending), "%s", why);
+	P.join_pending = 0;
+	P.off = 1;
+	send_off();
+}
+
+static void
+r_quiet(int on)
+{
+	P.quiet = on;
+}
+
+static void
+r_resync(void)
+{
+	if (P.st->ready())
+		P.st->resync();
+}
+
+/* --- the store's side --- */
+
+void
+ac_rdvproto_init(struct ac_job *j, const struct ac_xport *x,
+    const struct ac_store *s)
+{
+	ac_rdvproto_stop();
+	P.job = j;
+	P.st = s;
+	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
+	P.names_delay = NAMES_FIRST_MS;
+	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
+	/* Not the lineage's nonce: a restarted helper must see its joined
+	 * key as another's, and this process its own after a reconnect. */
+	snprintf(P.me, sizeof(P.me), "%ld.%ld", (long)getpid(), ac_now_ms());
+}
+
+void
+ac_rdvproto_stop(void)
+{
+	for (long n = 0; P.nodes != NULL && n < P.job->nnodes; n++)
+		free(P.nodes[n]);
+	free(P.nodes);
+	memset(&P, 0, sizeof(P));
+}
+
+const struct ac_rdv *
+ac_rdvproto_rdv(void)
+{
+	return &P.rdv;
+}
+
+void
+ac_rdvproto_up(void)
+{
+	/* What the store may have lost: our name, an abort (ours posted
+	 * again, or another's whose event we missed while away). */
+	ac_rdvproto_hello(P.job);
+	if (P.job->aborted != NULL)
+		ac_rdvproto_abort(P.job);
+	else
+		ac_rdvproto_read_abort();
+	P.names_delay = NAMES_FIRST_MS;
+	P.next_names = ac_now_ms();
+	send_off();
+	/* Node 0 posts its id again: a store that lost it (a restart empty,
+	 * FLUSHALL, a failover) would leave a node that joins now waiting
+	 * for an event nobody sends. Put only where absent: told once. */
+	if (!P.off && P.join_id[0] != '\0')
+		P.join_pending = 1;
+	if (P.joined != NULL)
+		send_join();
+}
+
+void
+ac_rdvproto_told(const char *key, const char *v, size_t len)
+{
+	if (strncmp(key, "nodes/", 6) == 0)
+		set_node(atol(key + 6), v, len);
+	else if (strcmp(key, "abort") == 0)
+		on_abort(1, v, len, NULL);
+	else if (strcmp(key, "nccl/id") == 0 && P.joined != NULL) {
+		P.join_pending = 0;
+		deliver("id", v, len);
+	} else if (strcmp(key, "nccl/off") == 0)
+		deliver("off", v, len);
+}
+
+int
+ac_rdvproto_elsewhere(const char *key)
+{
+	const struct ac_kind *k = ac_kind_of(key);
+
+	return P.quiet && k != NULL && k->streamed;
+}

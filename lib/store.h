@@ -1,0 +1,45 @@
+/* store.h: what the rendezvous protocol (rdvproto.c) asks of a store: a few operations on the run's keys.
+ *
+ * A store (xredis.c, xetcd.c) knows its keys' layout and its wire; the
+ * protocol knows what the keys mean. Keys are named relative to this node's
+ * run ("nccl/id", "nccl/joined/3"): the store adds its own prefix (Redis
+ * "accelctl:{JOB}:rRUN:", etcd "accelctl/JOB/rRUN/") and lifetime (Redis'
+ * TTL, etcd's lease). What a store must guarantee is in DESIGN-NOTES ("One
+ * protocol over small stores").
+ *
+ * The protocol moves onto this interface piece by piece (issue 19): NCCL's
+ * rendezvous first; the operations grow with the pieces.
+ */
+#ifndef ACCELCTL_STORE_H
+#define ACCELCTL_STORE_H
+
+#include <stddef.h>
+
+/* put's flags. */
+#define AC_PUT_ABSENT	0x1	/* only where the key does not exist */
+#define AC_PUT_TELL	0x2	/* every node's store reads an event of it (rdvproto_told) */
+
+/*
+ * An operation's answer. OK: 1 done (put) or found (get); 0 not: the key
+ * exists already (a put with AC_PUT_ABSENT: V is its value) or does not
+ * (get); -1 no answer (the store went down: it calls ac_rdvproto_up once it
+ * is back in its run, and the protocol sends again what it still needs).
+ * V is borrowed for the call.
+ */
+typedef void ac_store_cb(int ok, const char *v, size_t len, void *priv);
+
+struct ac_store {
+	const char	*name;
+	/* In a run, over a connection that is up: keys can be named. */
+	int	(*ready)(void);
+	/* Put V (LEN bytes) at KEY, with FLAGS; CB may be NULL. */
+	void	(*put)(const char *key, const void *v, size_t len, int flags,
+		    ac_store_cb *cb, void *priv);
+	/* Read KEY. */
+	void	(*get)(const char *key, ac_store_cb *cb, void *priv);
+	/* Post again everything in flight and the last results (a
+	 * collective another transport carried is now this one's). */
+	void	(*resync)(void);
+};
+
+#endif
