@@ -289,6 +289,11 @@ main(int argc, char **argv)
 	/* A closed stdout is a write error, exit 125 as documented, not death
 	 * by SIGPIPE (141); CMD gets the default back (ac_exec). */
 	signal(SIGPIPE, SIG_IGN);
+	/* A SIGCHLD ignored by whoever exec'ed us (inherited: some daemons
+	 * and Python programs set SIG_IGN) makes the kernel reap our children
+	 * unseen: launch would wait for ranks that are gone, and on-* --wait
+	 * would lose CMD's exit status. Ours are waited for. */
+	signal(SIGCHLD, SIG_DFL);
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: accelctl COMMAND [ARGS...]; "

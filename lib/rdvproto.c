@@ -44,6 +44,7 @@ static struct {
 	char			 off_pending[256];	/* to post, "" none */
 	char			 me[48];	/* this process's mark on its joined key */
 	int			 off;		/* NCCL is off for the run */
+	int			 got_id;	/* the id was handed to NCCL */
 	int			 quiet;		/* streamed collectives go by NCCL */
 	unsigned		 epoch;		/* a join sent again: older answers are stale */
 	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
@@ -59,7 +60,8 @@ deliver(const char *state, const char *v, size_t len)
 	if (strcmp(state, "off") == 0) {
 		P.join_pending = 0;
 		P.off = 1;
-	}
+	} else if (strcmp(state, "id") == 0)
+		P.got_id = 1;
 	if (P.joined != NULL)
 		P.joined(state, v, len);
 }
@@ -72,7 +74,8 @@ on_id(int ok, const char *v, size_t len, void *priv)
 	P.join_pending = 0;
 	if (ok == 1)
 		deliver("id", v, len);
-	/* else node 0 has not posted it: its event will tell. */
+	else	/* node 0 has not posted it: its event will tell */
+		ac_log("NCCL: waiting for node 0 to post the communicator's id");
 }
 
 static void
@@ -346,10 +349,16 @@ ac_rdvproto_up(void)
 	P.names_delay = NAMES_FIRST_MS;
 	P.next_names = ac_now_ms();
 	send_off();
-	/* Node 0 posts its id again: a store that lost it (a restart empty,
-	 * FLUSHALL, a failover) would leave a node that joins now waiting
-	 * for an event nobody sends. Put only where absent: told once. */
-	if (!P.off && P.join_id[0] != '\0')
+	/*
+	 * Joining again: node 0 posts its id again (a store that lost it, by
+	 * a restart empty, FLUSHALL or a failover, would leave a node that
+	 * joins now waiting for an event nobody sends; put where absent:
+	 * told once), and a node still waiting for the id reads it again
+	 * (its event may have been lost with the store, or compacted, and the
+	 * watch or stream resumes after it: review). Its own joined key put
+	 * again is its own.
+	 */
+	if (P.joined != NULL && !P.off && (P.join_id[0] != '\0' || !P.got_id))
 		P.join_pending = 1;
 	if (P.joined != NULL)
 		send_join();

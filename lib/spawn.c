@@ -1,12 +1,13 @@
 /* spawn.c: the one way accelctl starts a child process: fork, descriptors, mask, session, then CMD or a function.
  *
- * Six places started children, each with its own fork and its own mistakes
- * to make (a helper forked without flushing stdout wrote the client's
- * buffered output twice; a server meant to die with its supervisor that
- * missed an exit between fork and prctl). Here is the sequence once, in the
- * order that matters: descriptors before the mask, the death signal checked
- * against a parent that already left, the double fork of a daemon reaped at
- * once so that it is init's child.
+ * Six places started children, each with its own fork and its own chances
+ * to get the sequence wrong: stdio buffers not flushed before the fork are
+ * written twice; a death signal asked for after the parent already left
+ * never comes; a daemon's middle process not reaped stays a zombie, and one
+ * reaped by the kernel (SIGCHLD ignored) looks like a failed fork. Here is
+ * the sequence once, in the order that matters: descriptors before the mask,
+ * the death signal checked against a parent that already left, the double
+ * fork of a daemon reaped at once so that it is init's child.
  */
 #define _GNU_SOURCE
 #include <sys/prctl.h>
@@ -33,6 +34,10 @@ place(int fd, int to)
 		}
 	} else if (fd >= 0 && fd != to)
 		dup2(fd, to);
+	else if (fd == to)
+		/* dup2(fd, fd) changes nothing: a close-on-exec descriptor
+		 * already in place would be closed by the exec. */
+		(void)fcntl(to, F_SETFD, 0);
 }
 
 /* The child's side, after the fork (or the second fork): never returns. */
@@ -78,11 +83,18 @@ ac_child_start(struct ac_child *c)
 	if (!c->detach)
 		return 0;
 	c->pid = 0;
-	while (waitpid(pid, &st, 0) == -1)
+	/* With SIGCHLD ignored (inherited: a parent that set SIG_IGN and
+	 * exec'ed us) the kernel reaps the middle process itself: ECHILD.
+	 * Whether its fork worked cannot be known then; the caller's own
+	 * check (the helper's ready pipe, the supervisor's report) tells. */
+	while (waitpid(pid, &st, 0) == -1) {
+		if (errno == ECHILD)
+			return 0;
 		if (errno != EINTR)
 			return -1;
+	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		errno = ECHILD;
+		errno = EAGAIN;		/* its fork failed */
 		return -1;
 	}
 	return 0;

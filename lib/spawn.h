@@ -34,8 +34,8 @@ struct ac_child {
 #define AC_CHILD_INIT	{ .in = -1, .out = -1, .err = -1, .close_fd = -1 }
 
 /* Start C. 0, or -1 with errno (fork failed; for a detached child, the
- * middle fork failed too, ECHILD). Our stdio buffers are flushed first, so
- * that the child does not write them a second time. */
+ * middle process's fork failed: EAGAIN). Our stdio buffers are flushed
+ * first, so that the child does not write them a second time. */
 int ac_child_start(struct ac_child *c);
 
 /* Wait for C (not detached) to end, EINTR retried: the shell's exit code of

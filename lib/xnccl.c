@@ -558,9 +558,11 @@ begin(void)
 		start_init(&id);
 		return;
 	}
-	to_hex(hex, &id, sizeof(id));
-	/* Node 0 posts the id (set-if-absent, with a TTL); the others wait
-	 * for it in their inbox. Sent when the rendezvous is up. */
+	/* Node 0 posts the id (where absent, told to every node: rdvproto.c);
+	 * the others read it, or its event. Sent when the rendezvous is up.
+	 * Only node 0 made an id: the others' is not theirs to show. */
+	if (N.job->node == 0)
+		to_hex(hex, &id, sizeof(id));
 	N.rdv->join(N.job->node == 0 ? hex : NULL, joined);
 }
 

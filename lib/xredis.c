@@ -274,12 +274,13 @@ static struct script publish_lua = { FANOUT_LUA
  * the key. ARGV: the value, "1" to put only where absent, the ttl, the run's
  * key prefix, and the event of a told put ("=KEY\nVALUE", or "" when not
  * told: every node reads it from the run's stream). Returns {1, ''} or, where
- * the key was there, {0, its value}. */
+ * the key was there, {0, its value}; either way the key lives a TTL from
+ * now (an abort posted again by a sweep keeps it, as etcd's lease does). */
 static struct script put_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[3])\n"
 "if ARGV[2] == '1' then\n"
 "  local old = redis.call('GET', KEYS[1])\n"
-"  if old then return {0, old} end end\n"
+"  if old then redis.call('EXPIRE', KEYS[1], ttl) return {0, old} end end\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
 "if ARGV[5] ~= '' then fanout(ARGV[4], 0, ARGV[5], ttl) end\n"
 "return {1, ''}\n", "" };

@@ -51,6 +51,23 @@ testStartStatusStop() {
 	assertRc 0 "stop without a helper"
 }
 
+# A client whose parent ignored SIGCHLD starts the helper as any other: the
+# middle process of its double fork reaped by the kernel is no failure
+# (review of spawn.c: the helper started, yet the client said "cannot reach
+# the helper: No child processes").
+testStartWithSigchldIgnored() {
+	local rt=$RT
+	env -i PATH="/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$rt" ACCELCTL_JOB_ID=hj \
+		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 \
+		timeout 20 perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' \
+		"$ACCELCTL" barrier --timeout 500ms ign >"$(scratch)/ign.out" 2>"$(scratch)/ign.err"
+	local rc=$?
+	assertEquals "the barrier times out, rank 1 never comes ($(cat "$(scratch)/ign.err"))" 124 "$rc"
+	assertNotContains "$(cat "$(scratch)/ign.err")" "cannot reach the helper"
+	assertContains "$(cat "$(scratch)/ign.err")" "never connected"
+	assertContains "$(cat "$rt/hj.log")" "serving job hj"
+}
+
 # ps shows the helper as itself, not as the client that happened to start it, so
 # "pkill -f 'accelctl barrier'" in a job script cannot kill it by mistake.
 testProcessTitle() {

@@ -167,6 +167,61 @@ testRestartedHelperTurnsNcclOff() {
 	assertContains "$out" "transport: $STORE (NCCL off: node 1 joined before (its helper restarted))"
 }
 
+# store_empty_restart: the store killed and started again with nothing.
+store_empty_restart() {
+	if [ "$STORE" = etcd ]; then
+		etcd_kill 0; rm -rf "$ETCD_DIR/m0"; etcd_member_start 0 new; etcd_wait_up
+	else
+		redis_kill; redis_restart
+	fi
+}
+# store_has_id: node 0 posted the communicator's id (to the store as it is now).
+store_has_id() {
+	if [ "$STORE" = etcd ]; then
+		etcdctl_ get --prefix accelctl/ --keys-only 2>/dev/null | grep -q '/nccl/id$'
+	else
+		[ -n "$(redis_cli --scan --pattern 'accelctl:*:nccl:id' 2>/dev/null)" ]
+	fi
+}
+# until_ok SECONDS CMD...: until CMD succeeds, or SECONDS pass (then false).
+until_ok() {
+	local n=$(($1 * 20)) i=0; shift
+	until "$@"; do [ $i -ge $n ] && return 1; sleep 0.05; i=$((i + 1)); done
+}
+
+# Node 1 asked for the id before node 0 posted it; then the store restarted
+# empty, and node 0 posted the id there while node 1's helper was away
+# (stopped, so that it comes back after the put: its watch or stream then
+# resumes past the id's event). Node 1 must read the id again when it is
+# back, not wait in NCCL to its deadline (review: over etcd it did).
+testStoreRestartedEmptyWhileANodeJoins() {
+	local d; d=$(scratch)/empty; mkdir -p "$d"
+	(
+		until_ok 30 test -s "$d/h1pid" || exit
+		h1=$(cat "$d/h1pid")
+		until_ok 30 grep -q "waiting for node 0 to post the communicator's id" "$(cat "$d/h1log")" || exit
+		kill -STOP "$h1"
+		store_empty_restart
+		touch "$d/restarted"
+		until_ok 30 store_has_id
+		kill -CONT "$h1"
+	) &
+	local fault=$!
+	RUN_LIMIT=90 fake 2 2 ACCELCTL_TRANSPORT=nccl ACCELCTL_JOB_ID=empty$RANDOM -- bash -c '
+		d='"$d"'
+		accelctl main-first --local -- true
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			[ $ACCELCTL_LOCAL_RANK = 0 ] && { ls "$ACCELCTL_RUNTIME_DIR"/*.log >$d/h1log; cat "$ACCELCTL_RUNTIME_DIR"/*.pid >$d/h1pid; }
+		else
+			i=0; until [ -e $d/restarted ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done
+		fi
+		accelctl barrier --timeout 30s x; echo "x=$?"
+		[ $ACCELCTL_RANK = 0 ] && accelctl status | tail -n 1; true'
+	wait "$fault"
+	assertEquals "every rank passes (stderr: $err)" 4 "$(printf '%s\n' "$out" | grep -c 'x=0$')"
+	assertContains "NCCL stayed up" "$out" "transport: nccl (a communicator of 2 node helpers"
+}
+
 testAbortAcrossNodes() {
 	fake 2 2 ACCELCTL_TRANSPORT=nccl -- bash -c '
 		accelctl barrier first

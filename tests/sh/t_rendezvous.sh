@@ -78,6 +78,26 @@ testStartStatusStop() {
 	assertEquals "the job directory is gone" "" "$(ls "$H/.accelctl")"
 }
 
+# A job script whose parent ignored SIGCHLD (SIG_IGN is inherited across
+# exec): accelctl puts the default back (main), or the kernel would reap its
+# children unseen: the supervisor's middle process ("cannot start the
+# supervisor: No child processes", review of spawn.c), launch's ranks (it
+# waited for ever) and on-* --wait's CMD (its status lost).
+testStartWithSigchldIgnored() {
+	cat >"$(scratch)/sigchld.sh" <<'EOS'
+eval "$(accelctl rendezvous start)" || exit
+accelctl launch --nnodes 2 -n 1 -- accelctl barrier sigchld; echo "barrier=$?"
+accelctl launch -n 2 -- accelctl on-main --wait -- sh -c 'exit 7'; echo "wait=$?"
+accelctl rendezvous stop; echo "stop=$?"
+EOS
+	job bash "exec perl -e '\$SIG{CHLD} = q(IGNORE); exec @ARGV or die' bash $(scratch)/sigchld.sh"
+	assertEquals "script: $err" 0 "$rc"
+	assertContains "$out" "barrier=0"
+	assertContains "on-main --wait still sees CMD's status" "$out" "wait=7"
+	assertContains "$out" "stop=0"
+	assertEquals "nothing on stderr" "" "$err"
+}
+
 # The printed lines work where they are evaluated; the server lives as long as
 # the script, not as long as the $(...) subshell, and stops when it ends.
 # checkShell SHELL START-LINE [fish]
