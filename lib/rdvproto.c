@@ -166,6 +166,13 @@ on_node(int ok, const char *v, size_t len, void *priv)
 		set_node((long)(size_t)priv, v, len);
 }
 
+static void
+on_listed_node(const char *key, const char *v, size_t len)
+{
+	if (strncmp(key, "nodes/", 6) == 0)
+		set_node(atol(key + 6), v, len);
+}
+
 void
 ac_rdvproto_hello(struct ac_job *j)
 {
@@ -342,6 +349,10 @@ ac_rdvproto_up(void)
 	/* What the store may have lost: our name, an abort (ours posted
 	 * again, or another's whose event we missed while away). */
 	ac_rdvproto_hello(P.job);
+	/* The names put before we followed the run's events, at once where
+	 * the store can list them (one request, not one per node). */
+	if (P.st->list != NULL)
+		P.st->list("nodes/", on_listed_node);
 	if (P.job->aborted != NULL)
 		ac_rdvproto_abort(P.job);
 	else

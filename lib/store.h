@@ -27,6 +27,8 @@
  * V is borrowed for the call.
  */
 typedef void ac_store_cb(int ok, const char *v, size_t len, void *priv);
+/* One key of a list: KEY relative to the run, its value V (LEN bytes). */
+typedef void ac_store_list_cb(const char *key, const char *v, size_t len);
 
 struct ac_store {
 	const char	*name;
@@ -37,6 +39,12 @@ struct ac_store {
 		    ac_store_cb *cb, void *priv);
 	/* Read KEY. */
 	void	(*get)(const char *key, ac_store_cb *cb, void *priv);
+	/* Optional: read every key under PREFIX ("nodes/"), CB once per key
+	 * (nothing when down). A store whose events bring a new follower the
+	 * run's earlier told puts (Redis: the stream, read from its start)
+	 * needs none; one whose events start at its registration (etcd's
+	 * watch) reads them so, in one request, not a key at a time. */
+	void	(*list)(const char *prefix, ac_store_list_cb *cb);
 	/* Post again everything in flight and the last results (a
 	 * collective another transport carried is now this one's). */
 	void	(*resync)(void);

@@ -2180,6 +2180,45 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	}
 }
 
+struct slist {
+	ac_store_list_cb *cb;
+};
+
+static void
+on_slist(json_t *reply, void *priv)
+{
+	struct slist *l = priv;
+	ac_store_list_cb *cb = l->cb;
+	size_t i, plen = strlen(X.prefix);
+	json_t *kv;
+
+	free(l);
+	json_array_foreach(reply != NULL ? ej_kvs(reply, -1) : NULL, i, kv) {
+		size_t kl, vl;
+		char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
+
+		if (k != NULL && v != NULL && strncmp(k, X.prefix, plen) == 0)
+			cb(k + plen, v, vl);
+		free(k);
+		free(v);
+	}
+}
+
+static void
+s_list(const char *prefix, ac_store_list_cb *cb)
+{
+	char k[KEY_MAX];
+	struct slist *l;
+
+	if (!ready() || (l = malloc(sizeof(*l))) == NULL)
+		return;
+	l->cb = cb;
+	keyname(k, sizeof(k), prefix, NULL, 0);
+	if (ac_econn_call("/v3/kv/range", json_pack("{s:o, s:o}", "key",
+	    ej_b64s(k), "range_end", ej_prefix_end(k)), on_slist, l) == -1)
+		free(l);
+}
+
 static void
 s_resync(void)
 {
@@ -2331,7 +2370,7 @@ static const struct ac_xport xport = {
 
 static const struct ac_store store = {
 	.name = "etcd", .ready = ready, .put = s_put, .get = s_get,
-	.resync = s_resync,
+	.list = s_list, .resync = s_resync,
 };
 
 static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };
