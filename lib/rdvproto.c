@@ -238,7 +238,11 @@ look_names(int read)
 long
 ac_rdvproto_timer(long now)
 {
-	if (!P.st->ready() || !look_names(0))
+	/* A store that lists (etcd) brought the names put before it followed
+	 * the run (at up) and its events bring the rest: nothing to look for.
+	 * One whose events may be trimmed (Redis' capped stream) reads the
+	 * names it misses. */
+	if (P.st->list != NULL || !P.st->ready() || !look_names(0))
 		return -1;
 	if (now >= P.next_names) {
 		P.next_names = now + P.names_delay;
