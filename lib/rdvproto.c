@@ -5,6 +5,8 @@
  * script in xredis.c), so that NCCL could not ride on etcd. Over store.h
  * these pieces are keys of the run, the same on every store:
  *
+ *   ping/NODE, pong/NODE  a node joining the run fresh asks node 0 whether it
+ *                      is alive (the store puts ping, told); node 0 answers
  *   nodes/NODE         "host: ranks 4, 5", for messages (put at hello, told)
  *   abort              "rank 3: reason", the first abort (put once, told)
  *   nccl/joined/NODE   this node joined the run's communicator (put once)
@@ -379,10 +381,29 @@ ac_rdvproto_up(void)
 		send_join();
 }
 
+/*
+ * Node 0's answer to a node that joins its run fresh and asks whether it is
+ * alive (the store's probe: an earlier launch's dead node 0 never answers).
+ * Not a node this job does not have (a launch of more nodes under the same
+ * job id): its place is no place in our run.
+ */
+static void
+answer_ping(long node, const char *v, size_t len)
+{
+	char key[KEY_MAX];
+
+	if (P.job->node != 0 || node <= 0 || node >= P.job->nnodes)
+		return;
+	snprintf(key, sizeof(key), "pong/%ld", node);
+	P.st->put(key, v, len, 0, NULL, NULL);
+}
+
 void
 ac_rdvproto_told(const char *key, const char *v, size_t len)
 {
-	if (strncmp(key, "nodes/", 6) == 0)
+	if (strncmp(key, "ping/", 5) == 0)
+		answer_ping(atol(key + 5), v, len);
+	else if (strncmp(key, "nodes/", 6) == 0)
 		set_node(atol(key + 6), v, len);
 	else if (strcmp(key, "abort") == 0)
 		on_abort(1, v, len, NULL);

@@ -49,6 +49,10 @@
 /* Results up to this size travel inside the stream's entry; larger ones are fetched. */
 #define INLINE_MAX 4096
 #define KEY_MAX 1024
+/* How long a node joining a run fresh waits for that run's node 0 to answer
+ * (as etcd's PROBE_MS), and how often it reads the answer meanwhile. */
+#define PROBE_MS	3000
+#define PROBE_POLL_MS	50
 
 static struct {
 	struct ac_job	*job;
@@ -68,6 +72,11 @@ static struct {
 	long		 look_delay;	/* ms, doubling */
 	unsigned long	 pub_kept;	/* results kept since the start */
 	int		 wake_busy;	/* node 0: a wake's look is out */
+	long		 probing;	/* the run joined fresh whose node 0 we ask, or 0 */
+	long		 probe_end;	/* ms: no answer by then, an earlier launch's run */
+	long		 probe_next;	/* ms: read the answer again */
+	int		 probe_busy;	/* a read of the answer is out */
+	long		 probe_tries;	/* probes that got no answer, for the log */
 } X;
 
 /*
@@ -305,6 +314,8 @@ struct req {
 
 static void sweep(void);
 static void told(const char *v, size_t len);
+static void registered(long run, int fresh);
+static void probe(long r);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
 static int moved_on(void);
@@ -1358,10 +1369,119 @@ in_flight(void)
 
 static void session(void);
 
+/*
+ * Node 0's liveness (DESIGN-NOTES "Run identity"): a node other than 0 that
+ * took its free place in the newest run fresh may be in an earlier launch's
+ * run whose node 0 was killed (SIGKILL: its arrivals never withdrawn, its
+ * keys alive for a TTL): counting there would pass on a dead node's arrival.
+ * So before it counts as registered (nothing posted, the run's stream not
+ * read) it puts ping/NODE with its nonce, told to the run (node 0 answers
+ * with pong/NODE: rdvproto.c), and reads pong/NODE until PROBE_MS. No
+ * answer: the place is given back and it waits for this launch's node 0,
+ * as etcd does. A live node 0 of an earlier launch (idle) answers: the run
+ * is left when this launch's node 0 opens its own (runjoin.c).
+ */
+static void
+probe_key(char *buf, size_t len, const char *kind)
+{
+	char k[32];
+
+	snprintf(k, sizeof(k), "%s:%ld", kind, X.job->node);
+	keyname(buf, len, k, NULL, 0);
+}
+
+static void
+nonce_hex(char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
+}
+
+static void
+probe(long r)
+{
+	char key[KEY_MAX], ttl[24], nonce[24], ev[64];
+	const char *keys[1] = { key }, *args[5];
+
+	X.probing = r;
+	X.probe_end = ac_now_ms() + PROBE_MS;
+	X.probe_next = ac_now_ms() + PROBE_POLL_MS;
+	X.probe_busy = 0;
+	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
+	run_prefix(r);
+	probe_key(key, sizeof(key), "ping");
+	nonce_hex(nonce, sizeof(nonce));
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	snprintf(ev, sizeof(ev), "=ping/%ld\n%s", X.job->node, nonce);
+	args[0] = nonce;
+	args[1] = "";
+	args[2] = ttl;
+	args[3] = X.prefix;
+	args[4] = ev;
+	run(&put_lua, on_ignore, NULL, 1, keys, 5, args, NULL);
+}
+
+static void
+on_pong(redisReply *reply, void *priv)
+{
+	char nonce[24];
+	long run = (long)(intptr_t)priv;
+
+	X.probe_busy = 0;
+	if (X.probing != run || reply == NULL || reply->type != REDIS_REPLY_STRING)
+		return;
+	nonce_hex(nonce, sizeof(nonce));
+	if (strcmp(reply->str, nonce) != 0)
+		return;
+	X.probing = 0;
+	X.probe_tries = 0;
+	registered(run, 1);
+}
+
+/* Node 0 of run X.probing did not answer: not this launch's run. */
+static void
+probe_failed(void)
+{
+	char members[KEY_MAX], node[24];
+	const char *hdel[3] = { "HDEL", members, node };
+
+	keyname(members, sizeof(members), "members", NULL, 0);
+	snprintf(node, sizeof(node), "%ld", X.job->node);
+	ac_rconn_cmd(on_ignore, NULL, 3, hdel, NULL);
+	if (X.probe_tries++ == 0)
+		ac_log("rendezvous: node 0 of run %ld of job %s did not answer in "
+		    "%d ms: an earlier launch's run; waiting for node 0 to open "
+		    "this launch's", X.probing, X.job->id, PROBE_MS);
+	X.probing = 0;
+	X.run_wait = 1;
+	X.reg_delay = 250;
+	X.retry_reg = ac_now_ms() + X.reg_delay;
+}
+
+/* The probe's part of the timer: ms until it wants to run again, or -1. */
+static long
+probe_timer(long now)
+{
+	char key[KEY_MAX];
+
+	if (X.probing == 0)
+		return -1;
+	if (now >= X.probe_end) {
+		probe_failed();
+		return -1;
+	}
+	if (now >= X.probe_next && !X.probe_busy) {
+		X.probe_next = now + PROBE_POLL_MS;
+		X.probe_busy = 1;
+		probe_key(key, sizeof(key), "pong");
+		get(on_pong, (void *)(intptr_t)X.probing, key);
+	}
+	return (X.probe_next < X.probe_end ? X.probe_next : X.probe_end) - now;
+}
+
 static void
 on_register(redisReply *reply, void *priv)
 {
-	char events[KEY_MAX], wake[KEY_MAX], why[600];
+	char why[600];
 	long run;
 
 	(void)priv;
@@ -1397,6 +1517,20 @@ on_register(redisReply *reply, void *priv)
 	}
 	X.run_wait = 0;
 	X.reg_delay = 0;
+	if (reply->element[0]->integer == 3) {
+		/* Fresh in a run we did not open: is its node 0 alive? */
+		probe(run);
+		return;
+	}
+	registered(run, 0);
+}
+
+/* Registered in RUN (FRESH: joined it fresh, its node 0 answered). */
+static void
+registered(long run, int fresh)
+{
+	char events[KEY_MAX], wake[KEY_MAX];
+
 	if (run != X.runid->run) {
 		if (X.runid->run != 0)
 			ac_log("rendezvous: run %ld of job %s", run, X.job->id);
@@ -1406,7 +1540,7 @@ on_register(redisReply *reply, void *priv)
 	}
 	run_prefix(run);
 	X.registered = 1;
-	if (reply->element[0]->integer == 3)
+	if (fresh)
 		X.rj.fresh = run;
 	ac_rconn_healthy();
 	keyname(events, sizeof(events), "ev", NULL, 0);
@@ -1443,6 +1577,7 @@ session(void)
 	args[4] = ttl;
 	args[5] = nn;
 	args[6] = now;
+	X.probing = 0;		/* a registration starts over */
 	X.pending = 1;		/* on_register(NULL) clears it if unsent */
 	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
 }
@@ -1598,6 +1733,8 @@ x_timer(long now)
 	long next = ac_rconn_timer(now), t = ac_rdvproto_timer(now);
 
 	if (t >= 0 && (next < 0 || t < next))
+		next = t;
+	if (ac_rconn_up() && (t = probe_timer(now)) >= 0 && (next < 0 || t < next))
 		next = t;
 	/* A barrier still waits: which nodes is it waiting for? */
 	if (ready() && X.next_look != 0) {

@@ -233,6 +233,60 @@ testClosedBeforeTheRankArrives() {
 	stop_helpers "$d" 2
 }
 
+# rk_node LAUNCH NODE ARGS...: accelctl ARGS as the one rank of node NODE of
+# a 2-node job $JOB through Redis, launch LAUNCH with its own runtime
+# directories (a new launch starts fresh helpers). Sets $rc, $err.
+rk_node() {
+	local l=$1 n=$2; shift 2
+	(rk_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
+	rc=$?
+	err=$(cat "$(scratch)/$l.err.$n")
+}
+# rk_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
+rk_env() {
+	local l=$1 n=$2 d; shift 2
+	d=$(scratch)/$l/n$n; mkdir -p "$d"; chmod 700 "$d"
+	exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" \
+		ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
+		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
+		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
+}
+
+# Node 0's liveness, as over etcd (etcd.runs testRerunAfterSigkill): launch
+# 1's node 0 waits at x (its bit in Redis) and is SIGKILLed with its helper;
+# node 1 never ran. Launch 2's node 1 comes first: the newest run is launch
+# 1's, of 2 nodes, and its place there is free, but that run's node 0 does
+# not answer: it must not pass x on the dead arrival (it did, in 11 ms,
+# before the probe). Launch 2's node 0 then opens its own run; both pass.
+testRerunAfterSigkill() {
+	redis_start
+	JOB=sigkilled$RANDOM
+	# Its pid is accelctl's own (the subshell execs it).
+	(rk_env l1 0 "$ACCELCTL" barrier --timeout 30s x 2>/dev/null) &
+	local c=$! i=0
+	until [ -n "$(job_keys | grep ':arr:b:x:0$')" ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
+	assertNotEquals "launch 1's arrival is in Redis" "" "$(job_keys | grep ':arr:b:x:0$')"
+	# The rank first: it cannot see its helper die and start another.
+	kill -9 "$c" $(cat "$(scratch)"/l1/n0/*.pid) 2>/dev/null
+	wait "$c" 2>/dev/null
+
+	local t0 t1; t0=$(date +%s%N)
+	rk_node l2 1 barrier --timeout 5s x
+	t1=$(date +%s%N)
+	assertEquals "launch 2's node 1 alone does not pass x ($err)" 124 "$rc"
+	assertTrue "it waited its deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -ge 5000 ]"
+	assertContains "$(cat "$(scratch)"/l2/n1/*.log)" "did not answer"
+
+	(rk_node l2 1 barrier --timeout 20s y; echo "$rc" >"$(scratch)/l2.rc.1") &
+	local b=$!
+	rk_node l2 0 barrier --timeout 20s x && rk_node l2 0 barrier --timeout 20s y
+	echo "$rc" >"$(scratch)/l2.rc.0"
+	wait "$b"
+	assertEquals "launch 2: both nodes pass" "0 0" "$(cat "$(scratch)"/l2.rc.0 "$(scratch)"/l2.rc.1 | tr '\n' ' ' | sed 's/ $//')"
+	local p
+	for p in $(cat "$(scratch)"/l2/n*/*.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
+}
+
 # A job id used again by a launch with more nodes (ACCELCTL_JOB_ID=rerun, 2
 # nodes, then 3): the first run had every one of its nodes, but node 2 has no
 # place in it, so a fresh node 2 joins it before the new node 0 opens the new
