@@ -13,24 +13,9 @@ oneTimeSetUp() {
 }
 oneTimeTearDown() { stop_helpers; etcd_stop; }
 
-# node LAUNCH NODE ARGS...: accelctl ARGS as the one rank of node NODE of a
-# 2-node job $JOB, launch LAUNCH having its own runtime directories (a new
-# launch starts fresh helpers, as launch and Slurm do). Sets $rc, $err.
-node() {
-	local l=$1 n=$2; shift 2
-	(node_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
-	rc=$?
-	err=$(cat "$(scratch)/$l.err.$n")
-}
-# node_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
-node_env() {
-	local l=$1 n=$2 d; shift 2
-	d=$(scratch)/$l/n$n; mkdir -p "$d"; chmod 700 "$d"
-	exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="$ETCD_URL" \
-		ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
-		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
-		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
-}
+# node and node_env: pair_node and pair_env of tests/sh/lib.sh, through etcd.
+node() { PAIR_RDV=$ETCD_URL pair_node "$@"; }
+node_env() { PAIR_RDV=$ETCD_URL pair_env "$@"; }
 
 # helper_pids LAUNCH: the helpers of that launch.
 helper_pids() { cat "$(scratch)/$1"/n*/*.pid 2>/dev/null; }

@@ -233,24 +233,9 @@ testClosedBeforeTheRankArrives() {
 	stop_helpers "$d" 2
 }
 
-# rk_node LAUNCH NODE ARGS...: accelctl ARGS as the one rank of node NODE of
-# a 2-node job $JOB through Redis, launch LAUNCH with its own runtime
-# directories (a new launch starts fresh helpers). Sets $rc, $err.
-rk_node() {
-	local l=$1 n=$2; shift 2
-	(rk_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
-	rc=$?
-	err=$(cat "$(scratch)/$l.err.$n")
-}
-# rk_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
-rk_env() {
-	local l=$1 n=$2 d; shift 2
-	d=$(scratch)/$l/n$n; mkdir -p "$d"; chmod 700 "$d"
-	exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" \
-		ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
-		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
-		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
-}
+# rk_node, rk_env: pair_node and pair_env of tests/sh/lib.sh, through Redis.
+rk_node() { PAIR_RDV=unix://$REDIS_SOCK pair_node "$@"; }
+rk_env() { PAIR_RDV=unix://$REDIS_SOCK pair_env "$@"; }
 
 # Node 0's liveness, as over etcd (etcd.runs testRerunAfterSigkill): launch
 # 1's node 0 waits at x (its bit in Redis) and is SIGKILLed with its helper;

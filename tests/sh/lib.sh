@@ -171,3 +171,23 @@ load_shunit2() {
 	echo "shunit2 not found: install the shunit2 package" >&2
 	exit 1
 }
+
+# pair_node LAUNCH NODE ARGS...: accelctl ARGS as the one rank of node NODE of
+# a 2-node job $JOB through the rendezvous $PAIR_RDV, launch LAUNCH having its
+# own runtime directories (a new launch starts fresh helpers, as launch and
+# Slurm do). Sets $rc, $err. (etcd.runs and faults.state: reruns.)
+pair_node() {
+	local l=$1 n=$2; shift 2
+	(pair_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
+	rc=$?
+	err=$(cat "$(scratch)/$l.err.$n")
+}
+# pair_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
+pair_env() {
+	local l=$1 n=$2 d; shift 2
+	d=$(scratch)/$l/n$n; mkdir -p "$d"; chmod 700 "$d"
+	exec env -i PATH="/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RENDEZVOUS="$PAIR_RDV" \
+		ACCELCTL_JOB_ID="$JOB" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_RANK="$n" \
+		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
+		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
+}
