@@ -1,1 +1,0 @@
-{"rendezvous":"redis://accelctl@127.0.0.1:28880","password_file":"/tmp/wtflaky-h.x5W4/.accelctl/rendezvous.8v5XWW/password","address":"127.0.0.1","bind":"127.0.0.1","port":28880,"user":"accelctl","dir":"/tmp/wtflaky-h.x5W4/.accelctl/rendezvous.8v5XWW","pid":11177,"redis_pid":11185,"owner_pid":10978}
