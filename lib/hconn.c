@@ -699,7 +699,7 @@ ac_hconn_events(const struct ac_hconn *c)
 	    (c->out.len > c->outoff ? POLLOUT : 0));
 }
 
-void
+int
 ac_hconn_ready(struct ac_hconn *c, short revents)
 {
 	if (revents & POLLOUT)
@@ -708,8 +708,10 @@ ac_hconn_ready(struct ac_hconn *c, short revents)
 		ac_hconn_read(c);
 	if (c->closing == 1 && c->out.len == c->outoff)
 		c->closing = 2;
-	if (c->closing == 2)
-		ac_hconn_drop(c);
+	if (c->closing != 2)
+		return 0;
+	ac_hconn_drop(c);
+	return 1;
 }
 
 void

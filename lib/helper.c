@@ -373,7 +373,7 @@ loop(void)
 		n = 2;
 		for (c = ac_hs.conns; c != NULL; c = next) {
 			next = c->next;
-			ac_hconn_ready(c, pfd[n++].revents);
+			(void)ac_hconn_ready(c, pfd[n++].revents);
 		}
 		if (pfd[0].revents & POLLIN)
 			ac_hconn_accept();

@@ -61,8 +61,9 @@ void ac_hconn_bind(struct ac_job *j);
 void ac_hconn_accept(void);
 /* The poll(2) events C wants: none for input while its replies lie unread. */
 short ac_hconn_events(const struct ac_hconn *c);
-/* What poll(2) reported on C: send, read and dispatch, maybe drop C. */
-void ac_hconn_ready(struct ac_hconn *c, short revents);
+/* What poll(2) reported on C: send, read and dispatch, maybe drop C.
+ * 1 when C was dropped (freed), else 0. */
+int  ac_hconn_ready(struct ac_hconn *c, short revents);
 /* Send what C has queued (a short write leaves the rest for POLLOUT). */
 void ac_hconn_flush(struct ac_hconn *c);
 /* Read and dispatch C's whole frames. */

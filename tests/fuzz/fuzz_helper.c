@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,24 +122,19 @@ hang_up(struct client *k)
 	ac_buf_free(&k->in);
 }
 
-/* What the helper's loop does with a connection after poll(2). */
+/* What the helper's loop does with a connection after poll(2) said it may
+ * write (its own ac_hconn_ready), then the client reading what it got. */
 static void
 settle(struct client *k)
 {
-	struct ac_hconn *c = k->c;
-
-	if (c == NULL)
+	if (k->c == NULL)
 		return;
-	ac_hconn_flush(c);
-	drain(k);
-	if (c->closing == 1 && c->out.len == c->outoff)
-		c->closing = 2;
-	if (c->closing == 2) {
-		ac_hconn_drop(c);
-		k->c = NULL;
+	if (ac_hconn_ready(k->c, POLLOUT)) {
+		k->c = NULL;	/* dropped: read what it sent, then the end */
 		drain(k);
 		hang_up(k);
-	}
+	} else
+		drain(k);
 }
 
 /* Replay the session's journal into a fresh job, as a restarted helper would. */
