@@ -7,7 +7,7 @@
 # A sanitized build is several times slower, and ASan's quarantine keeps
 # freed memory (RSS grows there whatever the helper does): fewer barriers, and
 # RSS is printed but not checked.
-if [ -n "${ACCELCTL_TEST_SANITIZED:-}" ]; then
+if [ -n "${ACCELCTL_SANITIZED:-}" ]; then
 	N=${SOAK_BARRIERS:-500}
 else
 	N=${SOAK_BARRIERS:-2000}
@@ -42,7 +42,7 @@ testTwoThousandBarriers() {
 		s=$(grep '^100 ' "$d/node$n")
 		e=$(grep "^$N " "$d/node$n")
 		set -- $s $e
-		[ -n "${ACCELCTL_TEST_SANITIZED:-}" ] ||
+		[ -n "${ACCELCTL_SANITIZED:-}" ] ||
 			assertTrue "node $n: RSS flat ($2 -> $6 KiB)" "[ $(($6 - $2)) -lt 256 ]"
 		# One or two clients of the node may be connected at a sample.
 		assertTrue "node $n: descriptors flat ($3 -> $7)" "[ $7 -le $(($3 + 2)) ]"
