@@ -1,4 +1,4 @@
-/* rdvproto.c: the rendezvous protocol written once over a store: node names, the abort, NCCL's rendezvous.
+/* rdvproto.c: the rendezvous protocol written once over a store: node names, the abort, NCCL's rendezvous, the sweep.
  *
  * Issue 19 moves the protocol out of the two stores into this file, piece by
  * piece. NCCL's rendezvous came first, because it was Redis' alone (a Lua
@@ -29,16 +29,25 @@
 #include "kind.h"
 #include "log.h"
 #include "rdvproto.h"
+#include "runjoin.h"
+#include "xvalue.h"
 
 #define KEY_MAX 64
 /* Looks for the names of missing nodes: first after 100 ms, doubling to 5 s
  * (a node that never comes must not cost a read every round). */
 #define NAMES_FIRST_MS	100
 #define NAMES_MAX_MS	5000
+/* How long a node joining a run fresh waits for that run's node 0 to answer
+ * its ping, and how often it reads the answer meanwhile. */
+#define PROBE_MS	3000
+#define PROBE_POLL_MS	50
 
 static struct {
 	struct ac_job		*job;
+	struct ac_runid		*rid;
+	struct ac_runjoin	 rj;	/* the run joined fresh, progress in it */
 	const struct ac_store	*st;
+	const struct ac_xport	*x;	/* the store's collective steps */
 	struct ac_rdv		 rdv;
 	void			(*joined)(const char *, const char *, size_t);
 	int			 join_pending;	/* asked; no id or "off" yet */
@@ -52,9 +61,15 @@ static struct {
 	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
 	long			 next_names;	/* ms: look again for unnamed missing nodes */
 	long			 names_delay;	/* ms, doubling */
+	void			(*probed)(int);	/* a probe's asker, or NULL */
+	char			 probe_nonce[24];
+	long			 probe_end, probe_next;	/* ms */
+	int			 probe_busy;	/* a read of the answer is out */
+	unsigned		 probe_epoch;	/* a new probe: older answers are stale */
 } P;
 
 static void send_off(void);
+static long names_timer(long now);
 
 static void
 deliver(const char *state, const char *v, size_t len)
@@ -237,8 +252,93 @@ look_names(int read)
 	return any;
 }
 
+/* --- node 0's liveness: a node joining a run fresh asks it --- */
+
+/*
+ * A node other than 0 that took its free place in the newest run fresh may
+ * be in an earlier launch's run whose node 0 was killed (SIGKILL: its
+ * arrivals never withdrawn, its keys alive for a TTL or a lease): counting
+ * there would pass on a dead node's arrival. So before it counts (nothing
+ * posted) it puts ping/NODE with its nonce, told to the run, and reads
+ * pong/NODE every PROBE_POLL_MS until PROBE_MS; node 0 answers the ping with
+ * pong/NODE (answer_ping). The store names the probed run's keys meanwhile
+ * (store.h's ready says so while probing). DESIGN-NOTES "Run identity".
+ */
+void
+ac_rdvproto_probe(uint64_t nonce, void (*probed)(int alive))
+{
+	char key[KEY_MAX];
+	long now = ac_now_ms();
+
+	P.probed = probed;
+	P.probe_epoch++;
+	P.probe_busy = 0;
+	P.probe_end = now + PROBE_MS;
+	P.probe_next = now + PROBE_POLL_MS;
+	snprintf(P.probe_nonce, sizeof(P.probe_nonce), "%016llx",
+	    (unsigned long long)nonce);
+	snprintf(key, sizeof(key), "ping/%ld", P.job->node);
+	P.st->put(key, P.probe_nonce, strlen(P.probe_nonce), AC_PUT_TELL,
+	    NULL, NULL);
+}
+
+/* The store gave the probe up (a reconnect registers again). */
+void
+ac_rdvproto_probe_stop(void)
+{
+	P.probed = NULL;
+	P.probe_epoch++;
+}
+
+static void
+on_pong(int ok, const char *v, size_t len, void *priv)
+{
+	void (*probed)(int) = P.probed;
+
+	if ((unsigned)(size_t)priv != P.probe_epoch)
+		return;
+	P.probe_busy = 0;
+	if (ok != 1 || probed == NULL || len != strlen(P.probe_nonce) ||
+	    memcmp(v, P.probe_nonce, len) != 0)
+		return;
+	ac_rdvproto_probe_stop();
+	probed(1);
+}
+
+static long
+probe_timer(long now)
+{
+	char key[KEY_MAX];
+	void (*probed)(int) = P.probed;
+
+	if (probed == NULL)
+		return -1;
+	if (now >= P.probe_end) {
+		ac_rdvproto_probe_stop();
+		probed(0);
+		return -1;
+	}
+	if (now >= P.probe_next && !P.probe_busy) {
+		P.probe_next = now + PROBE_POLL_MS;
+		P.probe_busy = 1;
+		snprintf(key, sizeof(key), "pong/%ld", P.job->node);
+		P.st->get(key, on_pong, (void *)(size_t)P.probe_epoch);
+	}
+	return (P.probe_next < P.probe_end ? P.probe_next : P.probe_end) - now;
+}
+
 long
 ac_rdvproto_timer(long now)
+{
+	long t = probe_timer(now), n;
+
+	if ((n = names_timer(now)) >= 0 && (t < 0 || n < t))
+		t = n;
+	return t;
+}
+
+static long
+names_timer(long now)
 {
 	/* A store that lists (etcd) brought the names put before it followed
 	 * the run (at up) and its events bring the rest: nothing to look for.
@@ -317,15 +417,168 @@ r_resync(void)
 		P.st->resync();
 }
 
+/* --- the run the store is in, and the results it brings --- */
+
+/* The store registered in RUN; FRESH: it joined it (node 0 opened it). */
+void
+ac_rdvproto_registered(long run, int fresh)
+{
+	if (fresh)
+		P.rj.fresh = run;
+}
+
+/* A cross-node collective completed in the run: it is this launch's. */
+void
+ac_rdvproto_progressed(void)
+{
+	P.rj.progressed = 1;
+}
+
+/*
+ * Leave the run (runjoin.c): the store registers again, fresh; nothing is
+ * posted until that is answered. A helper that joined a run fresh, before
+ * node 0 of its own launch opened that one, and saw nothing complete there,
+ * was in an earlier launch's run by mistake.
+ */
+static int
+leave_run(int leave)
+{
+	if (leave && P.st->rejoin != NULL)
+		P.st->rejoin();
+	return leave;
+}
+
+void
+ac_rdvproto_closed(void)
+{
+	(void)leave_run(ac_runjoin_closed(&P.rj, P.rid, P.job, 0));
+}
+
+int
+ac_rdvproto_moved_on(void)
+{
+	return leave_run(ac_runjoin_posting(&P.rj, P.rid, P.job));
+}
+
+/*
+ * A result of the run (xvalue.c's form: "R status\nfailed\npayload", or "L",
+ * the source died) into coll.c. Only a collective we wait for counts as
+ * progress in the run: a store replays old results (Redis' stream read from
+ * its start, etcd's watch from an older revision), and a fresh joiner must
+ * still leave a closed run.
+ */
+void
+ac_rdvproto_deliver(const char *key, int64_t gen, const char *v, size_t len)
+{
+	const struct ac_coll *c = ac_job_find(P.job, key, gen);
+	struct ac_result r;
+	char failed[512];
+
+	if (c == NULL || c->done)
+		return;
+	P.rj.progressed = 1;
+	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
+		ac_job_remote_done(P.job, key, gen, &r);
+}
+
+/* --- what is over, and the sweep after a (re)registration --- */
+
+/*
+ * Has every rank of this node arrived at a later generation of C's name
+ * since C? Then C is a journal's memory of a collective that is over here (a
+ * helper that replaced a killed one replays every arrival; the journal's R
+ * record of its release may be missing): nobody here waits there again, and
+ * the store may have lost or deleted its keys, as no node needs them. It is
+ * completed here, without the store. Posted again, it put back an arrival
+ * no node would join, and stayed in flight for good (a phantom in status;
+ * etcd knew this, Redis posted every one: t_recovery
+ * testOverBarriersNotPostedAgain over both stores).
+ */
+int
+ac_rdvproto_over(struct ac_job *j, struct ac_coll *c)
+{
+	struct ac_result none = { 0 };
+	struct ac_keygen *k = ac_job_key(j, c->key);
+
+	if (k == NULL || c->done)
+		return 0;
+	for (long l = 0; l < j->lsize; l++)
+		if (k->next_gen[l] <= c->gen + 1)
+			return 0;
+	none.failed = "";
+	if (c->op == AC_OP_RESULT && P.st->over != NULL)
+		P.st->over(c->key, c->gen);
+	ac_job_remote_done(j, c->key, c->gen, &none);
+	return 1;
+}
+
+/*
+ * After a (re)registration: post again every collective in flight here
+ * that the store may have lost, one step each (a walk of the job's
+ * collectives, linear: what is over is known from the counters), then what
+ * the store keeps of its own (its kept results, the last results of every
+ * name). The abort and this node's name: ac_rdvproto_up.
+ */
+void
+ac_rdvproto_sweep(void)
+{
+	struct ac_job *j = P.job;
+	struct ac_coll *c, *next;
+
+	for (c = j->colls; c != NULL; c = next) {
+		next = c->next;		/* over: C may be collected */
+		if (!ac_coll_cross(j, c) || c->done || ac_rdvproto_elsewhere(c->key))
+			continue;
+		if (ac_rdvproto_over(j, c))
+			continue;
+		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
+			P.x->arrive(j, c);
+		else if (c->op == AC_OP_BARRIER && c->xwd && P.x->withdraw != NULL)
+			P.x->withdraw(j, c);
+		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
+		    c->src == AC_SRC_LOST))
+			P.x->publish(j, c);
+		else if (c->op == AC_OP_RESULT)
+			P.x->want(j, c);
+	}
+	if (P.st->swept != NULL)
+		P.st->swept();
+}
+
+/*
+ * The helper exits (idle, stopped, signalled): its ranks wait nowhere any
+ * more. The arrivals it posted at barriers that did not complete are taken
+ * back, so that a later launch under the same job id that joins this run by
+ * mistake cannot pass on them (DESIGN-NOTES "Run identity"). A helper that
+ * replaces this one posts them again from its journal.
+ */
+void
+ac_rdvproto_withdraw_all(void)
+{
+	struct ac_job *j = P.job;
+
+	if (j == NULL || P.st->unpost == NULL)
+		return;
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
+		if (!ac_coll_cross(j, c) || c->done || c->op != AC_OP_BARRIER ||
+		    (c->narrived < j->lsize && !c->xwd))
+			continue;
+		if (P.st->unpost(c) == -1)
+			return;
+	}
+}
+
 /* --- the store's side --- */
 
 void
-ac_rdvproto_init(struct ac_job *j, const struct ac_xport *x,
-    const struct ac_store *s)
+ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
+    const struct ac_xport *x, const struct ac_store *s)
 {
 	ac_rdvproto_stop();
 	P.job = j;
+	P.rid = rid;
 	P.st = s;
+	P.x = x;
 	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
 	P.names_delay = NAMES_FIRST_MS;
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };

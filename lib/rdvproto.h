@@ -1,16 +1,18 @@
-/* rdvproto.h: the rendezvous protocol, written once over any store (store.h): so far node names, the abort and NCCL's rendezvous. */
+/* rdvproto.h: the rendezvous protocol, written once over any store (store.h): so far node names, the abort, NCCL's rendezvous and the sweep. */
 #ifndef ACCELCTL_RDVPROTO_H
 #define ACCELCTL_RDVPROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coll.h"
 #include "store.h"
 #include "xport.h"
 
-/* Start the protocol for job J over store S, whose transport is X. */
-void ac_rdvproto_init(struct ac_job *j, const struct ac_xport *x,
-    const struct ac_store *s);
+/* Start the protocol for job J (its run identity RID) over store S, whose
+ * transport is X. */
+void ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
+    const struct ac_xport *x, const struct ac_store *s);
 /* Free what it holds (the helper exits). */
 void ac_rdvproto_stop(void);
 /* What a transport riding on the rendezvous (NCCL) is given (xport.h). */
@@ -36,5 +38,34 @@ const char *ac_rdvproto_node(long node);
 void ac_rdvproto_abort(struct ac_job *j);
 /* Read the run's abort (a store that may have trimmed its event). */
 void ac_rdvproto_read_abort(void);
+
+/* The store registered in RUN (FRESH: it joined a run node 0 opened). */
+void ac_rdvproto_registered(long run, int fresh);
+/* The run is closed (node 0 opened a newer one): a fresh joiner that saw
+ * nothing complete there leaves it (store.h's rejoin). */
+void ac_rdvproto_closed(void);
+/* A rank posts: 1 when the store leaves a run told closed before (rejoin:
+ * the sweep posts in node 0's run), else 0. */
+int  ac_rdvproto_moved_on(void);
+/* A cross-node collective completed in the run (a store's own fast path). */
+void ac_rdvproto_progressed(void);
+/* The result V (LEN bytes, xvalue.c's form) of generation GEN of KEY. */
+void ac_rdvproto_deliver(const char *key, int64_t gen, const char *v,
+    size_t len);
+/* C is over here (every local rank arrived at a later generation of its
+ * name): completed on the spot, 1; else 0. The store's steps ask first. */
+int  ac_rdvproto_over(struct ac_job *j, struct ac_coll *c);
+/* After a (re)registration: post again what is in flight, then the store's
+ * own (store.h's swept). */
+void ac_rdvproto_sweep(void);
+/* Ask node 0 of the run the store names (not registered yet: it joined that
+ * run fresh) whether it is alive; PROBED(1) when it answers, PROBED(0) when it
+ * did not in 3 s. */
+void ac_rdvproto_probe(uint64_t nonce, void (*probed)(int alive));
+/* Give a probe up (the store registers again). */
+void ac_rdvproto_probe_stop(void);
+/* The helper exits: take back this node's arrivals at barriers that did
+ * not complete (store.h's unpost). */
+void ac_rdvproto_withdraw_all(void);
 
 #endif

@@ -14,6 +14,9 @@
 #define ACCELCTL_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+struct ac_coll;
 
 /* put's flags. */
 #define AC_PUT_ABSENT	0x1	/* only where the key does not exist */
@@ -32,7 +35,9 @@ typedef void ac_store_list_cb(const char *key, const char *v, size_t len);
 
 struct ac_store {
 	const char	*name;
-	/* In a run, over a connection that is up: keys can be named. */
+	/* In a run, over a connection that is up: keys can be named. put
+	 * and get also work while the store probes a run it joined fresh
+	 * (ac_rdvproto_probe), its keys those of that run. */
 	int	(*ready)(void);
 	/* Put V (LEN bytes) at KEY, with FLAGS; CB may be NULL. */
 	void	(*put)(const char *key, const void *v, size_t len, int flags,
@@ -48,6 +53,19 @@ struct ac_store {
 	/* Post again everything in flight and the last results (a
 	 * collective another transport carried is now this one's). */
 	void	(*resync)(void);
+	/* Optional: generation GEN of result KEY is over here without this
+	 * helper reading it (ac_rdvproto_over; etcd: counted as said read). */
+	void	(*over)(const char *key, int64_t gen);
+	/* Optional: the end of the sweep (ac_rdvproto_sweep), what the store
+	 * posts again of its own: kept results, each name's last result. */
+	void	(*swept)(void);
+	/* Optional: take back this node's arrival at barrier C at once (the
+	 * helper exits: ac_rdvproto_withdraw_all), waiting a second at most;
+	 * 0, or -1 when the store cannot (down: stop asking). */
+	int	(*unpost)(const struct ac_coll *c);
+	/* Register again, fresh, in node 0's newest run: nothing is posted
+	 * until that is answered (the run we were in is closed). */
+	void	(*rejoin)(void);
 };
 
 #endif

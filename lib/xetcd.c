@@ -41,7 +41,6 @@
 #include "kind.h"
 #include "log.h"
 #include "rdvproto.h"
-#include "runjoin.h"
 #include "ttl.h"
 #include "xetcd.h"
 #include "xvalue.h"
@@ -60,8 +59,6 @@
  * with it) while a node has not read them: at most this many bytes (with
  * their bookkeeping), the oldest dropped first (as Redis' PUB_MAX). */
 #define WRITTEN_MAX (16 << 20)
-/* How long a node joining a run fresh waits for that run's node 0 to answer. */
-#define PROBE_MS 3000
 /*
  * While a node waits across nodes, it checks this often that its member
  * still answers, and what: a watch on a member that hangs (a frozen
@@ -154,10 +151,8 @@ static struct {
 	int		 pending;	/* registering */
 	int		 run_wait;	/* node 0 has not opened this launch's run */
 	long		 retry_reg;
-	struct ac_runjoin rj;		/* the run joined fresh, progress in it */
 	int		 probing;	/* joined fresh: is node 0 there alive? */
 	int		 nonce_saved;	/* fresh, and the nonce is on disk */
-	long		 probe_end;	/* ms */
 	long long	 probe_rev;	/* our member key's revision */
 	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
@@ -187,7 +182,6 @@ struct req {
 
 static void sweep(void);
 static void session(void);
-static int moved_on(void);
 static void x_want(struct ac_job *j, struct ac_coll *c);
 static void uploads(void);
 static void deletes(void);
@@ -196,6 +190,14 @@ static int
 ready(void)
 {
 	return X.registered && ac_econn_up();
+}
+
+/* The store's put and get name keys: registered, or probing the run joined
+ * fresh (its prefix set: probe). */
+static int
+named(void)
+{
+	return (X.registered || X.probing) && ac_econn_up();
 }
 
 /* --- JSON of etcd's gateway (ejson.c) --- */
@@ -232,7 +234,7 @@ arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
  * and of the nodes' "seen" keys: byte order is then number order, so one
  * range deletes every generation up to one, and a txn can compare them.
  */
-/* A withdrawn arrival's announcement (withdraw_all): wd/KEY/GEN/NODE. */
+/* A withdrawn arrival's announcement (s_unpost): wd/KEY/GEN/NODE. */
 static void
 wd_key(char *buf, size_t len, const char *key, int64_t gen, long node)
 {
@@ -279,24 +281,6 @@ node_key(char *buf, size_t len, const char *kind, long run, long node)
 }
 
 /* --- results --- */
-
-/* "R status\nfailed\npayload" or "L" (the source died), into coll.c. */
-static void
-deliver(const char *key, int64_t gen, const char *v, size_t len)
-{
-	const struct ac_coll *c = ac_job_find(X.job, key, gen);
-	struct ac_result r;
-	char failed[512];
-
-	/* Only a collective we wait for counts as progress in the run (as in
-	 * xredis.c): a watch from an older revision replays old results, and
-	 * a fresh joiner must still leave a closed run (runjoin.c). */
-	if (c == NULL || c->done)
-		return;
-	X.rj.progressed = 1;
-	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
-		ac_job_remote_done(X.job, key, gen, &r);
-}
 
 static void
 fetch_free(struct fetch *f)
@@ -350,7 +334,7 @@ on_fetch(json_t *reply, void *priv)
 		return;
 	}
 	if (f->len == f->total)
-		deliver(f->key, f->gen, f->v, f->len);
+		ac_rdvproto_deliver(f->key, f->gen, f->v, f->len);
 	else
 		ac_log("rendezvous: the parts of %s generation %" PRId64
 		    " hold %zu bytes, not %zu", f->key, f->gen, f->len, f->total);
@@ -423,7 +407,7 @@ got_value(const char *key, int64_t gen, const char *v, size_t len)
 		    X.job->failed != NULL)
 			X.job->failed(X.job, c, v + 2);
 	} else
-		deliver(key, gen, v, len);
+		ac_rdvproto_deliver(key, gen, v, len);
 }
 
 static struct arrivals *
@@ -524,7 +508,7 @@ complete(struct arrivals *a)
 	r.status = nf > 0 ? f[0].status : 0;
 	r.failed = text;
 	free(f);
-	X.rj.progressed = 1;
+	ac_rdvproto_progressed();
 	ac_job_remote_done(X.job, a->key, a->gen, &r);
 }
 
@@ -703,33 +687,6 @@ over_unread(const char *key, int64_t gen)
 		s->said = gen;
 }
 
-/*
- * Has every rank of this node arrived at a later generation of C's name
- * since C? Then C is the journal's memory of a collective that is over here
- * (a helper that replaced a killed one replays every arrival): nobody here
- * waits there again, and etcd may have deleted its keys as no node needs
- * them. It is completed here without etcd; posting it again put back an
- * arrival nobody reads, and it never completed (a phantom in status).
- */
-static int
-over_here(struct ac_job *j, struct ac_coll *c)
-{
-	struct ac_result none = { 0 };
-
-	struct ac_keygen *k = ac_job_key(j, c->key);
-
-	if (k == NULL)
-		return 0;
-	for (long l = 0; l < j->lsize; l++)
-		if (k->next_gen[l] <= c->gen + 1)
-			return 0;
-	none.failed = "";
-	if (c->op == AC_OP_RESULT)
-		over_unread(c->key, c->gen);
-	ac_job_remote_done(j, c->key, c->gen, &none);
-	return 1;
-}
-
 /* This node's arrival value at barrier C: its failing ranks, "rank:status ...". */
 static size_t
 fails_of(const struct ac_job *j, const struct ac_coll *c, char *fails, size_t len)
@@ -789,7 +746,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	struct ac_coll *prev;
 	json_t *ops;
 
-	if (!ready() || moved_on() || over_here(j, c) || (r = new_req(c)) == NULL)
+	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	n = fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
@@ -1211,20 +1168,13 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	char key[KEY_MAX], seen[KEY_MAX];
 	struct req *r;
 
-	if (!ready() || moved_on() || over_here(j, c) || (r = new_req(c)) == NULL)
+	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
 	seen_key(seen, sizeof(seen), c->key, j->node);
 	if (ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
 	    ej_range(key, 0), ej_range(seen, 0)), json_array()), on_want, r) == -1)
 		free(r);
-}
-
-static void
-put_simple(const char *key, const char *value)
-{
-	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o]",
-	    op_put(key, value, strlen(value))), json_array()), on_ignore, NULL);
 }
 
 /* --- deleting results that every node has read --- */
@@ -1398,7 +1348,7 @@ acks(int sync)
  * finished generations is then no traffic for the watchers (a deleted key
  * was an event to every node; at 16 nodes a barrier's watch traffic
  * doubled). A withdrawn arrival is announced by a put of its wd/ key
- * (withdraw_all), and a reading (a txn's range) sees keys as they are.
+ * (s_unpost), and a reading (a txn's range) sees keys as they are.
  *
  * The one delete this node must see is of its own registration, on a
  * second watch in the same stream (deletes only): accelctl never deletes it
@@ -1424,35 +1374,12 @@ watch_at(long run, long long from, long long member_from)
 	    "start_revision", ej_i64(member_from), "filters", "NOPUT"));
 }
 
-/*
- * Node 0 opened a newer run: ours is closed. A helper that joined it fresh,
- * before node 0 of its own launch opened that one, and saw nothing complete
- * there, was in an earlier launch's run by mistake: it registers again.
- */
-/* Leave the run (ac_runjoin): register again, fresh; nothing is posted
- * until that is answered. */
-static int
-leave_run(int leave)
-{
-	if (leave) {
-		X.registered = 0;
-		session();
-	}
-	return leave;
-}
-
+/* store.h's rejoin: register again, fresh (rdvproto.c's run closed). */
 static void
-closed(void)
+s_rejoin(void)
 {
-	(void)leave_run(ac_runjoin_closed(&X.rj, X.runid, X.job, 0));
-}
-
-/* A rank posts: 1 when it leaves a run told closed before (the sweep posts
- * it in node 0's run). */
-static int
-moved_on(void)
-{
-	return leave_run(ac_runjoin_posting(&X.rj, X.runid, X.job));
+	X.registered = 0;
+	session();
 }
 
 /*
@@ -1551,27 +1478,15 @@ event(json_t *ev)
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
 		got_value(key, gen, v, vl);
 	else if (strcmp(rest, "closed") == 0 && !del)
-		closed();
+		ac_rdvproto_closed();
 	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
-	    strcmp(rest, "abort") == 0) && !del)
+	    strncmp(rest, "ping/", 5) == 0 || strcmp(rest, "abort") == 0) && !del)
 		ac_rdvproto_told(rest, v, vl);	/* the protocol's keys */
-	else if (strncmp(rest, "ping/", 5) == 0 && !del && X.job->node == 0 &&
-	    atol(rest + 5) >= 0 && atol(rest + 5) < X.job->nnodes) {
-		/* A node joins our run fresh and asks whether we are alive. Not
-		 * one this job does not have (a launch of more nodes under the
-		 * same job id): it was counted as a reader of our results, and
-		 * one was deleted before our node 1 read it (review). */
-		char pong[KEY_MAX];
-
-		node_key(pong, sizeof(pong), "pong", X.runid->run, atol(rest + 5));
-		put_simple(pong, v);
-	}
 out:
 	free(k);
 	free(v);
 }
 
-static void probe_event(json_t *ev);
 static void check_member(void);
 
 static void
@@ -1581,12 +1496,6 @@ on_watch(json_t *msg)
 	long long compacted = ac_json_i64(res, "compact_revision");
 	size_t i;
 
-	if (res != NULL && X.probing) {
-		json_array_foreach(json_object_get(res, "events"), i, ev)
-			if (X.probing)
-				probe_event(ev);
-		return;
-	}
 	if (res == NULL || !X.registered)
 		return;
 	if (compacted > 0) {
@@ -1623,38 +1532,25 @@ watch_from(long long reg)
 	watch_at(X.runid->run, from, reg + 1);
 }
 
-/* After a (re)registration: post again everything etcd may not have. */
+/*
+ * The end of the sweep (rdvproto.c posted what is in flight): what etcd may
+ * not have of ours. A local source's results released here before we were
+ * registered: the other nodes have not seen them yet.
+ */
 static void
-sweep(void)
+swept(void)
 {
 	struct ac_job *j = X.job;
 
-	X.acks_due = 1;
-	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
-		/* A local source's result, released here before we were
-		 * registered: the other nodes have not seen it yet. */
-		if (ac_rdvproto_elsewhere(c->key))
-			continue;	/* NCCL carries it */
+	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
 		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_RESULT &&
-		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST))
+		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST) &&
+		    !ac_rdvproto_elsewhere(c->key))
 			x_publish(j, c);
-		if (!ac_coll_cross(j, c) || c->done)
-			continue;
-		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
-			x_arrive(j, c);
-		else if (c->op == AC_OP_BARRIER && c->xwd)
-			x_withdraw(j, c);
-		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
-		    c->src == AC_SRC_LOST))
-			x_publish(j, c);
-		else if (c->op == AC_OP_RESULT)
-			x_want(j, c);
-	}
 	if (X.lease_lost) {
 		X.lease_lost = 0;
 		repost_done(j);
 	}
-
 	uploads();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
@@ -1663,7 +1559,14 @@ sweep(void)
 		    k->last_done->done && k->last_done->op == AC_OP_RESULT &&
 		    (k->last_done->src == AC_SRC_DONE || k->last_done->src == AC_SRC_LOST))
 			x_publish(j, k->last_done);
-	/* The abort and this node's name: rdvproto.c (ac_rdvproto_up). */
+}
+
+/* After a (re)registration: post again everything etcd may not have. */
+static void
+sweep(void)
+{
+	X.acks_due = 1;
+	ac_rdvproto_sweep();
 }
 
 /* --- the run's registration (DESIGN-NOTES "Run identity") --- */
@@ -1690,7 +1593,7 @@ registered(long run, int fresh, long long rev)
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, run);
 	X.registered = 1;
 	if (fresh)
-		X.rj.fresh = run;
+		ac_rdvproto_registered(run, 1);
 	ac_econn_healthy();
 	watch_from(rev);
 	X.last_keepalive = X.last_check = ac_now_ms();
@@ -1735,39 +1638,17 @@ nonce_str(char *buf, size_t len)
  * (REV: its member key's revision, from which it watches). A live node 0 of
  * this launch answers at once; one of a launch that died never does.
  */
+static void probed(int alive);
+
 static void
 probe(long long rev)
 {
-	char key[KEY_MAX], nonce[24];
-
 	X.probing = 1;		/* X.pending stays set */
 	X.probe_rev = rev;
 	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
-	X.probe_end = ac_now_ms() + PROBE_MS;
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
 	watch_at(R.run, rev + 1, rev + 1);
-	node_key(key, sizeof(key), "ping", R.run, X.job->node);
-	nonce_str(nonce, sizeof(nonce));
-	put_simple(key, nonce);
-}
-
-static void
-probe_event(json_t *ev)
-{
-	char want[KEY_MAX], nonce[24];
-	json_t *kv = json_object_get(ev, "kv");
-	size_t kl, vl;
-	char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
-
-	node_key(want, sizeof(want), "pong", R.run, X.job->node);
-	nonce_str(nonce, sizeof(nonce));
-	if (k != NULL && v != NULL && strcmp(k, want) == 0 &&
-	    strcmp(v, nonce) == 0) {
-		X.probing = 0;
-		registered(R.run, 1, X.probe_rev);
-	}
-	free(k);
-	free(v);
+	ac_rdvproto_probe(X.runid->nonce, probed);
 }
 
 /* Node 0 of run R.run did not answer: not this launch's run. Give our place
@@ -1784,9 +1665,20 @@ probe_failed(void)
 	    ej_delete(member, ""), ej_delete(ping, "")), json_array()), NULL, NULL);
 	if (!X.run_wait)
 		ac_log("rendezvous: node 0 of run %ld of job %s did not "
-		    "answer in %d ms: an earlier launch's run", R.run, X.job->id,
-		    PROBE_MS);
+		    "answer: an earlier launch's run", R.run, X.job->id);
 	wait_for_node0(R.run);
+}
+
+/* rdvproto.c's answer to our probe of run R.run. */
+static void
+probed(int alive)
+{
+	if (!alive) {
+		probe_failed();
+		return;
+	}
+	X.probing = 0;
+	registered(R.run, 1, X.probe_rev);
 }
 
 /* The reply to putting our member key in run R.run (or finding it). */
@@ -2025,6 +1917,7 @@ on_ready(void)
 	X.registered = 0;
 	X.pending = 0;
 	X.probing = 0;
+	ac_rdvproto_probe_stop();
 	session();
 }
 
@@ -2122,7 +2015,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	struct sop *o = NULL;
 	json_t *cmp = json_array();
 
-	if (!ready() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
+	if (!named() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
 		json_decref(cmp);
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
@@ -2167,7 +2060,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!ready() || (o = malloc(sizeof(*o))) == NULL) {
+	if (!named() || (o = malloc(sizeof(*o))) == NULL) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -2239,8 +2132,6 @@ x_timer(long now)
 		if (c == NULL || c->done)
 			free_arrivals(a);
 	}
-	if (X.probing && now >= X.probe_end)
-		probe_failed();
 	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
 	    now >= X.retry_reg)
 		session();
@@ -2274,8 +2165,6 @@ x_timer(long now)
 		next = due > now ? due - now : 0;
 	if (waiting && (next < 0 || check - now < next))
 		next = check > now ? check - now : 0;
-	if (X.probing && (next < 0 || X.probe_end - now < next))
-		next = X.probe_end > now ? X.probe_end - now : 0;
 	return next;
 }
 
@@ -2298,37 +2187,26 @@ x_describe(char *buf, size_t len)
 		snprintf(buf, len, "etcd (%s: %s)", final ? "failed" : "down", down);
 }
 
-/*
- * The helper exits: the arrivals it posted at barriers that did not complete
- * are withdrawn, so that a later launch that joins this run by mistake cannot
- * pass on them (as xredis.c does). A helper that replaces this one posts
- * them again from the journal.
- */
-static void
-withdraw_all(void)
+/* store.h's unpost: this node's arrival deleted, at once (the helper
+ * exits). The watch brings no deletes: a put of wd/ says it. */
+static int
+s_unpost(const struct ac_coll *c)
 {
 	char key[KEY_MAX], wd[KEY_MAX];
 
 	if (!ready())
-		return;
-	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
-		    (c->narrived < X.job->lsize && !c->xwd))
-			continue;
-		/* The watch brings no deletes: a put of wd/ says it. */
-		arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
-		wd_key(wd, sizeof(wd), c->key, c->gen, X.job->node);
-		if (ac_econn_sync("/v3/kv/txn", ej_txn(json_array(), json_pack(
-		    "[o, o]", ej_delete(key, ""), op_put(wd, "", 0)), json_array()),
-		    1000, NULL) == -1)
-			return;
-	}
+		return -1;
+	arr_key(key, sizeof(key), c->key, c->gen, X.job->node);
+	wd_key(wd, sizeof(wd), c->key, c->gen, X.job->node);
+	return ac_econn_sync("/v3/kv/txn", ej_txn(json_array(), json_pack(
+	    "[o, o]", ej_delete(key, ""), op_put(wd, "", 0)), json_array()),
+	    1000, NULL) == -1 ? -1 : 0;
 }
 
 static void
 x_stop(void)
 {
-	withdraw_all();
+	ac_rdvproto_withdraw_all();
 	acks(1);
 	ac_econn_stop();
 	while (X.arr != NULL)
@@ -2370,7 +2248,8 @@ static const struct ac_xport xport = {
 
 static const struct ac_store store = {
 	.name = "etcd", .ready = ready, .put = s_put, .get = s_get,
-	.list = s_list, .resync = s_resync,
+	.list = s_list, .resync = s_resync, .over = over_unread,
+	.swept = swept, .unpost = s_unpost, .rejoin = s_rejoin,
 };
 
 static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };
@@ -2389,7 +2268,7 @@ ac_xetcd_open(struct ac_job *j, const struct ac_etcd_url *u,
 	(void)ac_ttl_env("ACCELCTL_ETCD_TTL", &X.ttl, err, sizeof(err));
 	snprintf(X.base, sizeof(X.base), "accelctl/%s/", j->id);
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, rid->run);
-	ac_rdvproto_init(j, &xport, &store);
+	ac_rdvproto_init(j, rid, &xport, &store);
 	ac_econn_start(u, &hooks);
 	*rdvp = ac_rdvproto_rdv();
 	return &xport;

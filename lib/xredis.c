@@ -41,7 +41,6 @@
 #include "num.h"
 #include "rconn.h"
 #include "rdvproto.h"
-#include "runjoin.h"
 #include "ttl.h"
 #include "xredis.h"
 #include "xvalue.h"
@@ -49,10 +48,6 @@
 /* Results up to this size travel inside the stream's entry; larger ones are fetched. */
 #define INLINE_MAX 4096
 #define KEY_MAX 1024
-/* How long a node joining a run fresh waits for that run's node 0 to answer
- * (as etcd's PROBE_MS), and how often it reads the answer meanwhile. */
-#define PROBE_MS	3000
-#define PROBE_POLL_MS	50
 
 static struct {
 	struct ac_job	*job;
@@ -65,17 +60,13 @@ static struct {
 	int		 pending;	/* registering: no reply yet */
 	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
 	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
-	struct ac_runjoin rj;		/* the run joined fresh, progress in it */
 	int		 run_wait;	/* told to wait for node 0's run */
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
 	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
-	unsigned long	 pub_kept;	/* results kept since the start */
+	long		 next_keep;	/* ms: the kept results' next refresh */
 	int		 wake_busy;	/* node 0: a wake's look is out */
 	long		 probing;	/* the run joined fresh whose node 0 we ask, or 0 */
-	long		 probe_end;	/* ms: no answer by then, an earlier launch's run */
-	long		 probe_next;	/* ms: read the answer again */
-	int		 probe_busy;	/* a read of the answer is out */
 	long		 probe_tries;	/* probes that got no answer, for the log */
 } X;
 
@@ -271,10 +262,14 @@ static struct script resync_lua = { FANOUT_LUA
 "fanout(ARGV[1], tonumber(ARGV[2]), 'S', tonumber(ARGV[3]))\n"
 "return 1\n", "" };
 
-/* Lua: write a result (or an abort) and tell every node. KEYS: the result
- * key. ARGV: value, ttl, the stream's entry, the run's key prefix, nnodes. */
+/* Lua: write a result and tell every node. KEYS: the result key. ARGV:
+ * value, ttl, the stream's entry, the run's key prefix, nnodes, and "1" to
+ * keep it only (a kept result's refresh: its TTL renewed, written and told
+ * only where Redis lost it). */
 static struct script publish_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
+"if ARGV[6] == '1' and redis.call('EXPIRE', KEYS[1], ttl) == 1 then\n"
+"  return 0 end\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
 "fanout(ARGV[4], tonumber(ARGV[5]), ARGV[3], ttl)\n"
 "return 1\n", "" };
@@ -318,7 +313,6 @@ static void registered(long run, int fresh);
 static void probe(long r);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 static void session(void);
-static int moved_on(void);
 
 /* X.prefix for RUN: accelctl:{JOB}:rTAG:, TAG the run in base 36 (RUN_TAG_LUA). */
 static void
@@ -342,6 +336,14 @@ ready(void)
 	return X.registered && ac_rconn_up();
 }
 
+/* The store's put and get name keys: registered, or probing the run joined
+ * fresh (its prefix set: probe). */
+static int
+named(void)
+{
+	return (X.registered || X.probing != 0) && ac_rconn_up();
+}
+
 static void
 keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 {
@@ -351,26 +353,6 @@ keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 		snprintf(buf, len, "%s%s:%s:%" PRId64, X.prefix, kind, key, gen);
 }
 
-
-/*
- * The value of a result as Redis keeps it: "R status\nfailed\n" and the
- * payload, or "L" when the source died. Into coll.c as a struct.
- */
-static void
-deliver(const char *key, int64_t gen, const char *v, size_t len)
-{
-	const struct ac_coll *c = ac_job_find(X.job, key, gen);
-	struct ac_result r;
-	char failed[512];
-
-	/* Only a collective we wait for counts as progress in the run: the
-	 * stream is read from its start, old results included (closed()). */
-	if (c == NULL || c->done)
-		return;
-	X.rj.progressed = 1;
-	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
-		ac_job_remote_done(X.job, key, gen, &r);
-}
 
 /* A script call in flight: what to send again as EVAL after NOSCRIPT. */
 struct scall {
@@ -589,7 +571,7 @@ on_look_done(redisReply *reply, void *priv)
 
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
 	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
-		deliver(r->key, r->gen, reply->str, reply->len);
+		ac_rdvproto_deliver(r->key, r->gen, reply->str, reply->len);
 	free(r);
 }
 
@@ -773,7 +755,7 @@ on_arrive(redisReply *reply, void *priv)
 		redisReply *v = reply->element[1];
 
 		if (reply->element[0]->integer == 1 && v->type == REDIS_REPLY_STRING)
-			deliver(r->key, r->gen, v->str, v->len);
+			ac_rdvproto_deliver(r->key, r->gen, v->str, v->len);
 		else if ((c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
 		    !c->done)
 			look_soon();	/* which nodes are missing: later */
@@ -898,7 +880,8 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	    "INCRBY", "u32", "0", "1" };
 	struct req *r;
 
-	if (!ready() || moved_on() || (r = new_req(c)) == NULL)
+	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) ||
+	    (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected (in node 0's run) */
 	if (note_posted(c) || !all_ok(j, c)) {
 		arrive_script(j, c, r);
@@ -914,9 +897,13 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
  * The results of result ops (broadcast, --wait, main-first) this helper
  * published, kept to publish again after Redis lost them: a source never
  * waits for its receivers, so a node may still wait for a generation its
- * source's node has long passed (Redis restarted empty, FLUSHALL). Kept while
- * younger than the TTL (Redis would have dropped them by then), at most
- * PUB_MAX bytes, the oldest dropped first.
+ * source's node has long passed (Redis restarted empty, FLUSHALL), or comes
+ * to it late. Bounded by size only, as etcd's: PUB_MAX bytes, the oldest
+ * dropped first. Not by age: their keys' TTL is refreshed every third of it
+ * while they are kept (keep_pump), as etcd's lease keeps its keys, so a node
+ * that reads a result a TTL after it was written finds it (dropped at the
+ * TTL, it was lost, and the reader waited until its deadline: t_recovery
+ * testOldResultReadLate over both stores).
  */
 #define PUB_MAX (16u << 20)
 
@@ -924,7 +911,6 @@ struct pub {
 	struct pub	*next;
 	char		 key[AC_KEY_MAX];
 	int64_t		 gen;
-	long		 at;		/* ms */
 	char		*value, *entry;
 	size_t		 vlen, elen;
 };
@@ -941,6 +927,7 @@ static size_t pub_bytes;
 static struct pub *repub;
 static int nrepub;
 static uintptr_t repub_epoch;	/* a sweep's: an old reply stops no new one */
+static int repub_keep;		/* the pump refreshes (keep_pump), not a sweep */
 
 static void
 pub_free(struct pub *p)
@@ -953,15 +940,15 @@ pub_free(struct pub *p)
 	free(p);
 }
 
-/* Drop what the TTL ended, then the oldest beyond PUB_MAX. */
+/* Drop the oldest beyond PUB_MAX. */
 static void
-pub_trim(long now)
+pub_trim(void)
 {
 	struct pub **pp = &pubs, *p;
 	size_t kept = 0;
 
 	while ((p = *pp) != NULL) {
-		if (now - p->at > X.ttl * 1000 || kept + p->vlen + p->elen > PUB_MAX) {
+		if (kept + p->vlen + p->elen > PUB_MAX) {
 			*pp = p->next;
 			pub_free(p);
 			continue;
@@ -995,7 +982,6 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 	}
 	snprintf(p->key, sizeof(p->key), "%s", key);
 	p->gen = gen;
-	p->at = ac_now_ms();
 	memcpy(p->value, value, vlen);
 	memcpy(p->entry, entry, elen);
 	p->vlen = vlen;
@@ -1004,31 +990,32 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 	p->next = pubs;		/* newest first: pub_trim keeps the newest */
 	pubs = p;
 	/* A walk of the list per result is the square of a long replay: the
-	 * bytes are trimmed when over, the age every 256 results (and by the
-	 * sweep, before it publishes again). */
-	if (pub_bytes > PUB_MAX || ++X.pub_kept % 256 == 0)
-		pub_trim(p->at);
+	 * bytes are trimmed when over. */
+	if (pub_bytes > PUB_MAX)
+		pub_trim();
 }
 
 static void
 send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
+    const char *entry, size_t elen, int keep, ac_rconn_cb *cb, void *priv)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *keys[1] = { done };
-	const char *args[5] = { value, ttl, entry, X.prefix, nnodes_arg() };
-	size_t lens[5] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1 };
+	const char *args[6] = { value, ttl, entry, X.prefix, nnodes_arg(),
+	    keep ? "1" : "0" };
+	size_t lens[6] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1,
+	    (size_t)-1 };
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
+	run(&publish_lua, cb, priv, 1, keys, 6, args, lens);
 }
 
 static void
 send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
     const char *entry, size_t elen)
 {
-	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
+	send_publish_cb(key, gen, value, vlen, entry, elen, 0, on_ignore, NULL);
 }
 
 static void repub_pump(void);
@@ -1042,7 +1029,8 @@ on_repub(redisReply *reply, void *priv)
 	repub_pump();
 }
 
-/* The next kept results of the sweep's posting, up to REPUB_BUSY out. */
+/* The next kept results of the sweep's posting (or of keep_pump's
+ * refresh), up to REPUB_BUSY out. */
 static void
 repub_pump(void)
 {
@@ -1054,8 +1042,24 @@ repub_pump(void)
 			continue;
 		nrepub++;
 		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
-		    p->elen, on_repub, (void *)repub_epoch);
+		    p->elen, repub_keep, on_repub, (void *)repub_epoch);
 	}
+}
+
+/*
+ * Every third of the TTL while results are kept, waiting or not: their keys'
+ * TTL renewed (written again where Redis lost them), as etcd keeps its lease
+ * alive. Not while a sweep posts them (it writes each anyway).
+ */
+static void
+keep_pump(void)
+{
+	if (repub != NULL || pubs == NULL)
+		return;
+	repub_keep = 1;
+	repub = pubs;
+	repub_epoch++;
+	repub_pump();
 }
 
 /* The result of a barrier this node withdrew from too late: it stands. */
@@ -1065,7 +1069,7 @@ on_too_late(redisReply *reply, void *priv)
 	struct req *r = priv;
 
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING)
-		deliver(r->key, r->gen, reply->str, reply->len);
+		ac_rdvproto_deliver(r->key, r->gen, reply->str, reply->len);
 	free(r);
 }
 
@@ -1164,7 +1168,7 @@ on_want(redisReply *reply, void *priv)
 		lost_state();
 	else if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
 	    reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING)
-		deliver(r->key, r->gen, reply->element[1]->str,
+		ac_rdvproto_deliver(r->key, r->gen, reply->element[1]->str,
 		    reply->element[1]->len);
 	else if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) !=
 	    NULL && !c->done) {
@@ -1193,44 +1197,20 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	const char *keys[2] = { done, members };
 	struct req *r;
 
-	(void)j;
-	if (!ready() || moved_on() || (r = new_req(c)) == NULL)
+	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) ||
+	    (r = new_req(c)) == NULL)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	keyname(members, sizeof(members), "members", NULL, 0);
 	run(&want_lua, on_want, r, 2, keys, 0, NULL, NULL);
 }
 
-/*
- * Node 0 opened a newer run: the run we are in is closed. A helper that
- * joined it fresh, before node 0 of its own launch opened that one, and saw
- * nothing complete there, was in an earlier launch's run by mistake: it
- * registers again, fresh, and posts its arrivals in the new run.
- */
-/* Leave the run (ac_runjoin): register again, fresh; nothing is posted
- * until that is answered. */
-static int
-leave_run(int leave)
-{
-	if (leave) {
-		X.registered = 0;
-		session();
-	}
-	return leave;
-}
-
+/* store.h's rejoin: register again, fresh (rdvproto.c's run closed). */
 static void
-closed(void)
+s_rejoin(void)
 {
-	(void)leave_run(ac_runjoin_closed(&X.rj, X.runid, X.job, 0));
-}
-
-/* A rank posts: 1 when it leaves a run told closed before (the sweep posts
- * it in node 0's run). */
-static int
-moved_on(void)
-{
-	return leave_run(ac_runjoin_posting(&X.rj, X.runid, X.job));
+	X.registered = 0;
+	session();
 }
 
 /* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
@@ -1249,7 +1229,7 @@ on_entry(const char *v, size_t len)
 	if (len > 1 && v[0] == '=')
 		return told(v + 1, len - 1);
 	if (len == 1 && v[0] == 'C')
-		return closed();
+		return ac_rdvproto_closed();
 	if (len == 1 && v[0] == 'S') {
 		/* Another node found Redis had lost the run's state. */
 		if (ready()) {
@@ -1265,7 +1245,7 @@ on_entry(const char *v, size_t len)
 	if (sscanf(line, "%255s %lld", key, &gen) != 2)
 		return;
 	if (nl != NULL)
-		deliver(key, gen, nl + 1, len - (size_t)(nl + 1 - v));
+		ac_rdvproto_deliver(key, gen, nl + 1, len - (size_t)(nl + 1 - v));
 	else {
 		struct ac_coll *c = ac_job_find(X.job, key, gen);
 
@@ -1320,28 +1300,18 @@ elsewhere(const struct ac_coll *c)
 	return ac_rdvproto_elsewhere(c->key);
 }
 
-/* After a (re)connect: post again everything Redis may have lost. */
+/*
+ * The end of the sweep (rdvproto.c posted what is in flight): what Redis may
+ * have lost of ours. The results of result ops we published, kept: a node
+ * may still wait for a generation its source's node has long passed.
+ */
 static void
-sweep(void)
+swept(void)
 {
 	struct ac_job *j = X.job;
 
-	for (struct ac_coll *c = j->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(j, c) || c->done || elsewhere(c))
-			continue;
-		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
-			x_arrive(j, c);
-		else if (c->op == AC_OP_BARRIER && c->xwd)
-			x_withdraw(j, c);
-		else if (c->op == AC_OP_RESULT && (c->src == AC_SRC_DONE ||
-		    c->src == AC_SRC_LOST))
-			x_publish(j, c);
-		else if (c->op == AC_OP_RESULT)
-			x_want(j, c);
-	}
-	/* The results of result ops we published: a node may still wait for
-	 * a generation its source's node has long passed. */
-	pub_trim(ac_now_ms());
+	pub_trim();
+	repub_keep = 0;
 	repub = pubs;
 	repub_epoch++;
 	repub_pump();
@@ -1354,7 +1324,13 @@ sweep(void)
 		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER &&
 		    !elsewhere(c))
 			x_publish(j, c);
-	/* The abort and this node's name: rdvproto.c (ac_rdvproto_up). */
+}
+
+/* After a (re)connect: post again everything Redis may have lost. */
+static void
+sweep(void)
+{
+	ac_rdvproto_sweep();
 }
 
 /* Is anything of this node waiting across nodes (keys to keep alive)? */
@@ -1367,75 +1343,6 @@ in_flight(void)
 	return 0;
 }
 
-static void session(void);
-
-/*
- * Node 0's liveness (DESIGN-NOTES "Run identity"): a node other than 0 that
- * took its free place in the newest run fresh may be in an earlier launch's
- * run whose node 0 was killed (SIGKILL: its arrivals never withdrawn, its
- * keys alive for a TTL): counting there would pass on a dead node's arrival.
- * So before it counts as registered (nothing posted, the run's stream not
- * read) it puts ping/NODE with its nonce, told to the run (node 0 answers
- * with pong/NODE: rdvproto.c), and reads pong/NODE until PROBE_MS. No
- * answer: the place is given back and it waits for this launch's node 0,
- * as etcd does. A live node 0 of an earlier launch (idle) answers: the run
- * is left when this launch's node 0 opens its own (runjoin.c).
- */
-static void
-probe_key(char *buf, size_t len, const char *kind)
-{
-	char k[32];
-
-	snprintf(k, sizeof(k), "%s:%ld", kind, X.job->node);
-	keyname(buf, len, k, NULL, 0);
-}
-
-static void
-nonce_hex(char *buf, size_t len)
-{
-	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
-}
-
-static void
-probe(long r)
-{
-	char key[KEY_MAX], ttl[24], nonce[24], ev[64];
-	const char *keys[1] = { key }, *args[5];
-
-	X.probing = r;
-	X.probe_end = ac_now_ms() + PROBE_MS;
-	X.probe_next = ac_now_ms() + PROBE_POLL_MS;
-	X.probe_busy = 0;
-	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
-	run_prefix(r);
-	probe_key(key, sizeof(key), "ping");
-	nonce_hex(nonce, sizeof(nonce));
-	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	snprintf(ev, sizeof(ev), "=ping/%ld\n%s", X.job->node, nonce);
-	args[0] = nonce;
-	args[1] = "";
-	args[2] = ttl;
-	args[3] = X.prefix;
-	args[4] = ev;
-	run(&put_lua, on_ignore, NULL, 1, keys, 5, args, NULL);
-}
-
-static void
-on_pong(redisReply *reply, void *priv)
-{
-	char nonce[24];
-	long run = (long)(intptr_t)priv;
-
-	X.probe_busy = 0;
-	if (X.probing != run || reply == NULL || reply->type != REDIS_REPLY_STRING)
-		return;
-	nonce_hex(nonce, sizeof(nonce));
-	if (strcmp(reply->str, nonce) != 0)
-		return;
-	X.probing = 0;
-	X.probe_tries = 0;
-	registered(run, 1);
-}
 
 /* Node 0 of run X.probing did not answer: not this launch's run. */
 static void
@@ -1448,34 +1355,45 @@ probe_failed(void)
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	ac_rconn_cmd(on_ignore, NULL, 3, hdel, NULL);
 	if (X.probe_tries++ == 0)
-		ac_log("rendezvous: node 0 of run %ld of job %s did not answer in "
-		    "%d ms: an earlier launch's run; waiting for node 0 to open "
-		    "this launch's", X.probing, X.job->id, PROBE_MS);
+		ac_log("rendezvous: node 0 of run %ld of job %s did not answer: "
+		    "an earlier launch's run; waiting for node 0 to open this "
+		    "launch's", X.probing, X.job->id);
 	X.probing = 0;
 	X.run_wait = 1;
 	X.reg_delay = 250;
 	X.retry_reg = ac_now_ms() + X.reg_delay;
 }
 
-/* The probe's part of the timer: ms until it wants to run again, or -1. */
-static long
-probe_timer(long now)
+/* rdvproto.c's answer to our probe of run X.probing. */
+static void
+probed(int alive)
 {
-	char key[KEY_MAX];
+	long run = X.probing;
 
-	if (X.probing == 0)
-		return -1;
-	if (now >= X.probe_end) {
+	if (!alive) {
 		probe_failed();
-		return -1;
+		return;
 	}
-	if (now >= X.probe_next && !X.probe_busy) {
-		X.probe_next = now + PROBE_POLL_MS;
-		X.probe_busy = 1;
-		probe_key(key, sizeof(key), "pong");
-		get(on_pong, (void *)(intptr_t)X.probing, key);
-	}
-	return (X.probe_next < X.probe_end ? X.probe_next : X.probe_end) - now;
+	X.probing = 0;
+	X.probe_tries = 0;
+	registered(run, 1);
+}
+
+/*
+ * Fresh in run R, not node 0: is R's node 0 alive (rdvproto.c's probe,
+ * DESIGN-NOTES "Run identity")? Nothing is posted and the run's stream not
+ * read until it answers. No answer: the place is given back and it waits
+ * for this launch's node 0, as etcd does. A live node 0 of an earlier launch
+ * (idle) answers: the run is left when this launch's node 0 opens its own
+ * (runjoin.c).
+ */
+static void
+probe(long r)
+{
+	X.probing = r;
+	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
+	run_prefix(r);
+	ac_rdvproto_probe(X.runid->nonce, probed);
 }
 
 static void
@@ -1541,12 +1459,12 @@ registered(long run, int fresh)
 	run_prefix(run);
 	X.registered = 1;
 	if (fresh)
-		X.rj.fresh = run;
+		ac_rdvproto_registered(run, 1);
 	ac_rconn_healthy();
 	keyname(events, sizeof(events), "ev", NULL, 0);
 	snprintf(wake, sizeof(wake), "%swake", X.base);
 	ac_rconn_block(events, X.job->node == 0 ? wake : NULL);
-	X.next_refresh = ac_now_ms() + X.refresh_ms;
+	X.next_refresh = X.next_keep = ac_now_ms() + X.refresh_ms;
 	sweep();
 	ac_rdvproto_up();
 }
@@ -1578,6 +1496,7 @@ session(void)
 	args[5] = nn;
 	args[6] = now;
 	X.probing = 0;		/* a registration starts over */
+	ac_rdvproto_probe_stop();
 	X.pending = 1;		/* on_register(NULL) clears it if unsent */
 	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
 }
@@ -1647,7 +1566,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	size_t arglen[5], klen = strlen(key);
 	struct sop *o;
 
-	if (!ready()) {
+	if (!named()) {
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
 		return;
@@ -1695,7 +1614,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!ready()) {
+	if (!named()) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -1734,8 +1653,6 @@ x_timer(long now)
 
 	if (t >= 0 && (next < 0 || t < next))
 		next = t;
-	if (ac_rconn_up() && (t = probe_timer(now)) >= 0 && (next < 0 || t < next))
-		next = t;
 	/* A barrier still waits: which nodes is it waiting for? */
 	if (ready() && X.next_look != 0) {
 		if (now >= X.next_look) {
@@ -1757,6 +1674,15 @@ x_timer(long now)
 			next = X.retry_reg - now;
 	}
 
+	/* Kept results live while kept (keep_pump). */
+	if (ready() && pubs != NULL) {
+		if (now >= X.next_keep) {
+			X.next_keep = now + X.refresh_ms;
+			keep_pump();
+		}
+		if (next < 0 || X.next_keep - now < next)
+			next = X.next_keep - now;
+	}
 	/* A long wait keeps its keys alive: register and post again. */
 	if (ready() && in_flight()) {
 		if (now >= X.next_refresh) {
@@ -1786,39 +1712,27 @@ x_describe(char *buf, size_t len)
 		    down);
 }
 
-/*
- * The helper exits (idle, stopped, signalled): its ranks wait nowhere any
- * more. The arrivals it posted at barriers that did not complete are
- * withdrawn, so that a later launch under the same job id that joins this
- * run by mistake cannot pass on them (DESIGN-NOTES "Run identity"). A helper
- * that replaces this one posts them again from the journal.
- */
-static void
-withdraw_all(void)
+/* store.h's unpost: WITHDRAW_LUA, at once (the helper exits). */
+static int
+s_unpost(const struct ac_coll *c)
 {
 	char arr[KEY_MAX], fail[KEY_MAX], done[KEY_MAX], node[24];
 	const char *argv[7] = { "EVAL", WITHDRAW_LUA, "3", arr, fail, done,
 	    node };
 
 	if (!X.registered)
-		return;
+		return -1;
 	snprintf(node, sizeof(node), "%ld", X.job->node);
-	for (struct ac_coll *c = X.job->colls; c != NULL; c = c->next) {
-		if (!ac_coll_cross(X.job, c) || c->done || c->op != AC_OP_BARRIER ||
-		    (c->narrived < X.job->lsize && !c->xwd))
-			continue;
-		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-		keyname(fail, sizeof(fail), "fail", c->key, c->gen);
-		keyname(done, sizeof(done), "done", c->key, c->gen);
-		if (ac_rconn_sync(7, argv, NULL, 1000) == -1)
-			return;
-	}
+	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+	keyname(fail, sizeof(fail), "fail", c->key, c->gen);
+	keyname(done, sizeof(done), "done", c->key, c->gen);
+	return ac_rconn_sync(7, argv, NULL, 1000) == -1 ? -1 : 0;
 }
 
 static void
 x_stop(void)
 {
-	withdraw_all();
+	ac_rdvproto_withdraw_all();
 	ac_rconn_stop();
 	while (pubs != NULL) {
 		struct pub *p = pubs;
@@ -1855,7 +1769,8 @@ static const struct ac_xport xport = {
 
 static const struct ac_store store = {
 	.name = "redis", .ready = ready, .put = s_put, .get = s_get,
-	.resync = s_resync,
+	.resync = s_resync, .swept = swept, .unpost = s_unpost,
+	.rejoin = s_rejoin,
 };
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry, on_wake };
@@ -1888,7 +1803,7 @@ ac_xredis_open(struct ac_job *j, const struct ac_rdv_url *u,
 	X.refresh_ms = X.ttl * 1000 / 3 > 500 ? X.ttl * 1000 / 3 : 500;
 	snprintf(X.base, sizeof(X.base), "accelctl:{%s}:", j->id);
 	run_prefix(rid->run);
-	ac_rdvproto_init(j, &xport, &store);
+	ac_rdvproto_init(j, rid, &xport, &store);
 	ac_rconn_start(u, &hooks);
 	*rdvp = ac_rdvproto_rdv();
 	return &xport;

@@ -17,4 +17,6 @@ etcd_start 1
 export ACCELCTL_TEST_RENDEZVOUS=$ETCD_URL ACCELCTL_TEST_NNODES=$nnodes
 # Tests whose expected text names one node's layout (ETCD_SKIP, words).
 export ACCELCTL_TEST_SKIP=${ETCD_SKIP:-}
+# A command that makes the store lose every key (t_recovery.sh).
+export ACCELCTL_TEST_LOSE="env ETCDCTL_API=3 etcdctl --endpoints http://${ETCD_ENDPOINTS%%,*} del --prefix accelctl/"
 SHUNIT_TMPDIR= bash "$suite"

@@ -16,4 +16,6 @@ redis_start
 redis_cli ping >/dev/null || { echo "redis-server did not start" >&2; exit 1; }
 export ACCELCTL_TEST_RENDEZVOUS=redis://127.0.0.1:$REDIS_PORT ACCELCTL_TEST_NNODES=$nnodes
 export ACCELCTL_TEST_SKIP=${REDIS_SKIP:-}
+# A command that makes the store lose every key (t_recovery.sh).
+export ACCELCTL_TEST_LOSE="redis-cli -s $REDIS_SOCK flushall"
 SHUNIT_TMPDIR= bash "$suite"
