@@ -30,6 +30,9 @@ struct ac_coll {
 	long		 since_ms;		/* first arrival, for status */
 	int		 xsent;			/* handed to the cross-node transport */
 	int		 xwd;			/* a withdrawal the transport owes */
+	/* Completed here as over (ac_rdvproto_over), with an empty result of
+	 * our own making: never published, it would stand for the real one. */
+	int		 xover;
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
 	char		*xfailed;		/* the transport gave up on it: why */
 };

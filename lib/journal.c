@@ -179,6 +179,10 @@ ac_journal_remote(struct ac_job *j, const struct ac_coll *c)
 	char line[AC_KEY_MAX + 128], *extra;
 	size_t flen = strlen(c->failed), n;
 
+	/* Completed as over (ac_rdvproto_over), its result is none: the next
+	 * replacement finds it over again, rather than a made-up result. */
+	if (c->xover)
+		return;
 	n = (size_t)snprintf(line, sizeof(line), "R %" PRId64 " %" PRId64
 	    " %zu %zu %s\n", c->gen, c->result, c->paylen, flen, c->key);
 	if (c->paylen + flen == 0) {

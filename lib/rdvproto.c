@@ -62,7 +62,7 @@ static struct {
 	long			 next_names;	/* ms: look again for unnamed missing nodes */
 	long			 names_delay;	/* ms, doubling */
 	void			(*probed)(int);	/* a probe's asker, or NULL */
-	char			 probe_nonce[24];
+	char			 probe_nonce[40];
 	long			 probe_end, probe_next;	/* ms */
 	int			 probe_busy;	/* a read of the answer is out */
 	unsigned		 probe_epoch;	/* a new probe: older answers are stale */
@@ -275,8 +275,10 @@ ac_rdvproto_probe(uint64_t nonce, void (*probed)(int alive))
 	P.probe_busy = 0;
 	P.probe_end = now + PROBE_MS;
 	P.probe_next = now + PROBE_POLL_MS;
-	snprintf(P.probe_nonce, sizeof(P.probe_nonce), "%016llx",
-	    (unsigned long long)nonce);
+	/* The lineage's nonce and this probe's number: a pong left from an
+	 * earlier probe (nobody deletes it) answers no later one. */
+	snprintf(P.probe_nonce, sizeof(P.probe_nonce), "%016llx.%u",
+	    (unsigned long long)nonce, P.probe_epoch);
 	snprintf(key, sizeof(key), "ping/%ld", P.job->node);
 	P.st->put(key, P.probe_nonce, strlen(P.probe_nonce), AC_PUT_TELL,
 	    NULL, NULL);
@@ -324,7 +326,11 @@ probe_timer(long now)
 		snprintf(key, sizeof(key), "pong/%ld", P.job->node);
 		P.st->get(key, on_pong, (void *)(size_t)P.probe_epoch);
 	}
-	return (P.probe_next < P.probe_end ? P.probe_next : P.probe_end) - now;
+	/* A read out: its answer comes by the store's descriptor, the end by
+	 * the clock (a time already past was no time at all to the loop). */
+	if (P.probe_busy || P.probe_next >= P.probe_end)
+		return P.probe_end - now;
+	return P.probe_next - now;
 }
 
 long
@@ -508,8 +514,19 @@ ac_rdvproto_over(struct ac_job *j, struct ac_coll *c)
 	none.failed = "";
 	if (c->op == AC_OP_RESULT && P.st->over != NULL)
 		P.st->over(c->key, c->gen);
+	c->xover = 1;
 	ac_job_remote_done(j, c->key, c->gen, &none);
 	return 1;
+}
+
+/* May C's result be posted again (a sweep's last results)? Not one made up
+ * here for a collective that was over (Redis' plain SET put an empty value
+ * over a broadcast's, and a barrier's failures became status 0, for every
+ * node that read it later: review of issue 19). */
+int
+ac_rdvproto_postable(const struct ac_coll *c)
+{
+	return c->done && !c->xover && !ac_rdvproto_elsewhere(c->key);
 }
 
 /*
@@ -525,11 +542,12 @@ ac_rdvproto_sweep(void)
 	struct ac_job *j = P.job;
 	struct ac_coll *c, *next;
 
+	/* The steps that post an arrival or ask for a result (arrive, want)
+	 * ask ac_rdvproto_over first; a local source's result is never over
+	 * here: completed so, its payload was lost, and an empty one posted. */
 	for (c = j->colls; c != NULL; c = next) {
-		next = c->next;		/* over: C may be collected */
+		next = c->next;
 		if (!ac_coll_cross(j, c) || c->done || ac_rdvproto_elsewhere(c->key))
-			continue;
-		if (ac_rdvproto_over(j, c))
 			continue;
 		if (c->op == AC_OP_BARRIER && c->narrived == j->lsize)
 			P.x->arrive(j, c);

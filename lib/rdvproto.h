@@ -55,6 +55,9 @@ void ac_rdvproto_deliver(const char *key, int64_t gen, const char *v,
 /* C is over here (every local rank arrived at a later generation of its
  * name): completed on the spot, 1; else 0. The store's steps ask first. */
 int  ac_rdvproto_over(struct ac_job *j, struct ac_coll *c);
+/* May the sweep post done collective C's result again (not one completed
+ * as over, nor one another transport carries)? */
+int  ac_rdvproto_postable(const struct ac_coll *c);
 /* After a (re)registration: post again what is in flight, then the store's
  * own (store.h's swept). */
 void ac_rdvproto_sweep(void);

@@ -1543,9 +1543,9 @@ swept(void)
 	struct ac_job *j = X.job;
 
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
-		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_RESULT &&
+		if (ac_coll_cross(j, c) && c->op == AC_OP_RESULT &&
 		    (c->src == AC_SRC_DONE || c->src == AC_SRC_LOST) &&
-		    !ac_rdvproto_elsewhere(c->key))
+		    ac_rdvproto_postable(c))
 			x_publish(j, c);
 	if (X.lease_lost) {
 		X.lease_lost = 0;
@@ -1555,8 +1555,8 @@ swept(void)
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    !ac_rdvproto_elsewhere(k->key) &&
-		    k->last_done->done && k->last_done->op == AC_OP_RESULT &&
+		    ac_rdvproto_postable(k->last_done) &&
+		    k->last_done->op == AC_OP_RESULT &&
 		    (k->last_done->src == AC_SRC_DONE || k->last_done->src == AC_SRC_LOST))
 			x_publish(j, k->last_done);
 }

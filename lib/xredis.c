@@ -128,8 +128,11 @@ struct script {
  * run of the job id had, whose helpers may still come back and post their
  * results in "their" run), and tells the nodes of
  * the run before it that it is closed ('C' in its stream): {1, run}. A
- * fresh other node joins the newest run when its place there is free: {3,
- * run}; when it is taken, or that run has another number of nodes (field "n"
+ * fresh other node joins the newest run when its place there is free, or
+ * holds this lineage's own nonce (its probe's registration, whose HDEL a
+ * reconnect lost: taken as another's, the node waited for node 0 until its
+ * deadline; review of issue 19, as etcd's on_member): {3, run}, and asks
+ * node 0 again; when it is taken, or that run has another number of nodes (field "n"
  * of its members: an earlier launch of another size, which may have completed
  * without this node), that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again. A {2} also adds an entry to the
@@ -158,7 +161,8 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
 "    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
 "  local pm = ARGV[1] .. 'r' .. tag(cur) .. ':members'\n"
-"  if cur == 0 or redis.call('HEXISTS', pm, ARGV[2]) == 1 then\n"
+"  local mine = cur > 0 and redis.call('HGET', pm, ARGV[2])\n"
+"  if cur == 0 or (mine and mine ~= ARGV[3]) then\n"
 "    wake() return {2, cur} end\n"
 "  local pn = redis.call('HGET', pm, 'n')\n"
 "  if pn and pn ~= ARGV[6] then wake() return {2, cur} end\n"
@@ -263,13 +267,9 @@ static struct script resync_lua = { FANOUT_LUA
 "return 1\n", "" };
 
 /* Lua: write a result and tell every node. KEYS: the result key. ARGV:
- * value, ttl, the stream's entry, the run's key prefix, nnodes, and "1" to
- * keep it only (a kept result's refresh: its TTL renewed, written and told
- * only where Redis lost it). */
+ * value, ttl, the stream's entry, the run's key prefix, nnodes. */
 static struct script publish_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
-"if ARGV[6] == '1' and redis.call('EXPIRE', KEYS[1], ttl) == 1 then\n"
-"  return 0 end\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
 "fanout(ARGV[4], tonumber(ARGV[5]), ARGV[3], ttl)\n"
 "return 1\n", "" };
@@ -913,31 +913,50 @@ struct pub {
 	int64_t		 gen;
 	char		*value, *entry;
 	size_t		 vlen, elen;
+	int		 refs;		/* the pump's commands out for it */
+	int		 dead;		/* trimmed: freed when the last returns */
+	uintptr_t	 epoch;		/* the pump's pass that sent it */
 };
 
 static struct pub *pubs;
 static size_t pub_bytes;
 /*
- * The sweep posts the kept results again at most REPUB_BUSY at a time,
- * from repub on, each reply sending the next: 20,000 at once stood between
- * the next barrier's arrival and Redis on the one connection (a replaced
- * helper's first barrier took 951 ms, under load).
+ * The pump renews the kept results' keys at most REPUB_BUSY at a time, from
+ * repub on, each reply sending the next: 20,000 at once stood between the
+ * next barrier's arrival and Redis on the one connection (a replaced
+ * helper's first barrier took 951 ms, under load). One pass after every
+ * (re)registration (the sweep: Redis may have lost them) and every third of
+ * the TTL (keep_pump). A pass sends an EXPIRE, not the value: only where it
+ * answers 0 (the key is gone: a restart empty, FLUSHALL, its TTL ran out) is
+ * the result written and told again. Sent whole each pass, the values of
+ * 20,000 kept results went to Redis, and into every node's stream, at every
+ * refresh of a long wait (review of issue 19: 15,034 SETs for 34).
  */
 #define REPUB_BUSY 64
 static struct pub *repub;
 static int nrepub;
-static uintptr_t repub_epoch;	/* a sweep's: an old reply stops no new one */
-static int repub_keep;		/* the pump refreshes (keep_pump), not a sweep */
+static uintptr_t repub_epoch;	/* a pass's: an old reply stops no new one */
 
+static void
+pub_unref(struct pub *p)
+{
+	if (--p->refs > 0 || !p->dead)
+		return;
+	free(p->value);
+	free(p->entry);
+	free(p);
+}
+
+/* P is off the list: freed now, or when the pump's last reply for it comes. */
 static void
 pub_free(struct pub *p)
 {
 	if (repub == p)
 		repub = p->next;
 	pub_bytes -= p->vlen + p->elen;
-	free(p->value);
-	free(p->entry);
-	free(p);
+	p->dead = 1;
+	p->refs++;
+	pub_unref(p);
 }
 
 /* Drop the oldest beyond PUB_MAX. */
@@ -997,69 +1016,90 @@ pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
 
 static void
 send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen, int keep, ac_rconn_cb *cb, void *priv)
+    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *keys[1] = { done };
-	const char *args[6] = { value, ttl, entry, X.prefix, nnodes_arg(),
-	    keep ? "1" : "0" };
-	size_t lens[6] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1,
-	    (size_t)-1 };
+	const char *args[5] = { value, ttl, entry, X.prefix, nnodes_arg() };
+	size_t lens[5] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1 };
 
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, cb, priv, 1, keys, 6, args, lens);
+	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
 }
 
 static void
 send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
     const char *entry, size_t elen)
 {
-	send_publish_cb(key, gen, value, vlen, entry, elen, 0, on_ignore, NULL);
+	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
 }
 
 static void repub_pump(void);
 
+/* A reply to the pump's EXPIRE of P's key, or to its writing P again. */
 static void
-on_repub(redisReply *reply, void *priv)
+on_pumped(redisReply *reply, void *priv)
 {
+	struct pub *p = priv;
+
 	nrepub--;
-	if (reply == NULL && (uintptr_t)priv == repub_epoch)
+	if (reply == NULL && p->epoch == repub_epoch)
 		repub = NULL;	/* down: the sweep after the reconnect starts over */
+	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+	    reply->integer == 0 && !p->dead && ready()) {
+		/* The key is gone: written and told again (its ref kept). */
+		nrepub++;
+		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
+		    p->elen, on_pumped, p);
+		return;
+	}
+	pub_unref(p);
 	repub_pump();
 }
 
-/* The next kept results of the sweep's posting (or of keep_pump's
- * refresh), up to REPUB_BUSY out. */
+/* The next kept results of the pass, up to REPUB_BUSY out. */
 static void
 repub_pump(void)
 {
-	while (repub != NULL && nrepub < REPUB_BUSY) {
+	char done[KEY_MAX], ttl[24];
+	const char *argv[3] = { "EXPIRE", done, ttl };
+
+	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	while (repub != NULL && nrepub < REPUB_BUSY && ready()) {
 		struct pub *p = repub;
 
 		repub = p->next;
 		if (ac_rdvproto_elsewhere(p->key))
 			continue;
 		nrepub++;
-		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
-		    p->elen, repub_keep, on_repub, (void *)repub_epoch);
+		p->refs++;
+		p->epoch = repub_epoch;
+		keyname(done, sizeof(done), "done", p->key, p->gen);
+		if (ac_rconn_cmd(on_pumped, p, 3, argv, NULL) == -1)
+			on_pumped(NULL, p);
 	}
+}
+
+/* A new pass of the pump over every kept result, from the newest. */
+static void
+repub_start(void)
+{
+	repub = pubs;
+	repub_epoch++;
+	repub_pump();
 }
 
 /*
  * Every third of the TTL while results are kept, waiting or not: their keys'
- * TTL renewed (written again where Redis lost them), as etcd keeps its lease
- * alive. Not while a sweep posts them (it writes each anyway).
+ * TTL renewed, as etcd keeps its lease alive. Not while a pass is under way
+ * (the sweep's: it renews each anyway).
  */
 static void
 keep_pump(void)
 {
-	if (repub != NULL || pubs == NULL)
-		return;
-	repub_keep = 1;
-	repub = pubs;
-	repub_epoch++;
-	repub_pump();
+	if (repub == NULL && pubs != NULL)
+		repub_start();
 }
 
 /* The result of a barrier this node withdrew from too late: it stands. */
@@ -1293,13 +1333,6 @@ on_wake(const char *v, size_t len)
 	run(&wake_lua, on_wake_check, NULL, 2, keys, 1, args, NULL);
 }
 
-/* Does another transport carry C (NCCL, while it is up)? */
-static int
-elsewhere(const struct ac_coll *c)
-{
-	return ac_rdvproto_elsewhere(c->key);
-}
-
 /*
  * The end of the sweep (rdvproto.c posted what is in flight): what Redis may
  * have lost of ours. The results of result ops we published, kept: a node
@@ -1311,18 +1344,15 @@ swept(void)
 	struct ac_job *j = X.job;
 
 	pub_trim();
-	repub_keep = 0;
-	repub = pubs;
-	repub_epoch++;
-	repub_pump();
+	repub_start();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
-		    k->last_done->done && !elsewhere(k->last_done))
+		    ac_rdvproto_postable(k->last_done))
 			x_publish(j, k->last_done);
 	for (struct ac_coll *c = j->colls; c != NULL; c = c->next)
-		if (ac_coll_cross(j, c) && c->done && c->op == AC_OP_BARRIER &&
-		    !elsewhere(c))
+		if (ac_coll_cross(j, c) && c->op == AC_OP_BARRIER &&
+		    ac_rdvproto_postable(c))
 			x_publish(j, c);
 }
 

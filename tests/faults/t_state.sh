@@ -272,6 +272,40 @@ testRerunAfterSigkill() {
 	for p in $(cat "$(scratch)"/l2/n*/*.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
 }
 
+# A reconnect while node 1 asks node 0 whether it is alive (review of issue
+# 19): node 0's helper is SIGSTOPped once it opened the run, node 1 joins it
+# fresh and probes, Redis drops every client (CLIENT KILL) mid-probe, and
+# node 0 is let go 4 s later. Node 1 registers again and finds its place
+# holding its own nonce (its first registration's): that is its place, it
+# asks again. Taken as another's, node 1 waited for node 0 to open a run it
+# had opened, and both ranks waited until their deadline.
+testReconnectMidProbe() {
+	redis_start
+	JOB=midprobe$RANDOM
+	rk_node l1 0 helper start
+	assertEquals "node 0's helper started ($err)" 0 "$rc"
+	local p0 i=0; p0=$(cat "$(scratch)"/l1/n0/*.pid)
+	until [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:r*:members")" ] || [ $i -ge 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
+	kill -STOP "$p0"
+	(rk_node l1 1 barrier --timeout 30s x; echo "$rc" >"$(scratch)/mp.rc.1") &
+	local b=$!
+	# Node 1 probes: its ping is in Redis.
+	i=0
+	until [ -n "$(redis_cli --scan --pattern "accelctl:{$JOB}:r*:ping:1")" ] || [ $i -ge 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
+	assertNotEquals "node 1 asked node 0" "" "$(redis_cli --scan --pattern "accelctl:{$JOB}:r*:ping:1")"
+	redis_cli client kill type normal >/dev/null
+	sleep 4		# past the probe's 3 s: node 0 is silent that long
+	kill -CONT "$p0"
+	rk_node l1 0 barrier --timeout 30s x
+	assertEquals "node 0 passed x ($err)" 0 "$rc"
+	wait "$b"
+	assertEquals "node 1 passed x ($(cat "$(scratch)"/l1/n1/*.log))" 0 "$(cat "$(scratch)/mp.rc.1")"
+	local p
+	for p in $(cat "$(scratch)"/l1/n*/*.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
+}
+
 # A job id used again by a launch with more nodes (ACCELCTL_JOB_ID=rerun, 2
 # nodes, then 3): the first run had every one of its nodes, but node 2 has no
 # place in it, so a fresh node 2 joins it before the new node 0 opens the new
