@@ -519,6 +519,18 @@ ac_rdvproto_over(struct ac_job *j, struct ac_coll *c)
 	return 1;
 }
 
+/*
+ * May a store's step post C now (its arrival, or a read of its result)? Not
+ * while the store is not in its run (the sweep posts it once registered),
+ * not when the rank's post leaves a run told closed (rejoin: the sweep posts
+ * it in node 0's), and not when C is over here (completed on the spot).
+ */
+int
+ac_rdvproto_posting(struct ac_job *j, struct ac_coll *c)
+{
+	return P.st->ready() && !ac_rdvproto_moved_on() && !ac_rdvproto_over(j, c);
+}
+
 /* May C's result be posted again (a sweep's last results)? Not one made up
  * here for a collective that was over (Redis' plain SET put an empty value
  * over a broadcast's, and a barrier's failures became status 0, for every

@@ -55,6 +55,8 @@ void ac_rdvproto_deliver(const char *key, int64_t gen, const char *v,
 /* C is over here (every local rank arrived at a later generation of its
  * name): completed on the spot, 1; else 0. The store's steps ask first. */
 int  ac_rdvproto_over(struct ac_job *j, struct ac_coll *c);
+/* May a store's arrive or want post C now (ready, in the run, not over)? */
+int  ac_rdvproto_posting(struct ac_job *j, struct ac_coll *c);
 /* May the sweep post done collective C's result again (not one completed
  * as over, nor one another transport carries)? */
 int  ac_rdvproto_postable(const struct ac_coll *c);

@@ -746,7 +746,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	struct ac_coll *prev;
 	json_t *ops;
 
-	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) || (r = new_req(c)) == NULL)
+	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	n = fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
@@ -1168,7 +1168,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	char key[KEY_MAX], seen[KEY_MAX];
 	struct req *r;
 
-	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) || (r = new_req(c)) == NULL)
+	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;
 	done_key(key, sizeof(key), c->key, c->gen);
 	seen_key(seen, sizeof(seen), c->key, j->node);

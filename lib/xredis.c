@@ -880,8 +880,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	    "INCRBY", "u32", "0", "1" };
 	struct req *r;
 
-	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) ||
-	    (r = new_req(c)) == NULL)
+	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected (in node 0's run) */
 	if (note_posted(c) || !all_ok(j, c)) {
 		arrive_script(j, c, r);
@@ -1237,8 +1236,7 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	const char *keys[2] = { done, members };
 	struct req *r;
 
-	if (!ready() || ac_rdvproto_moved_on() || ac_rdvproto_over(j, c) ||
-	    (r = new_req(c)) == NULL)
+	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;
 	keyname(done, sizeof(done), "done", c->key, c->gen);
 	keyname(members, sizeof(members), "members", NULL, 0);

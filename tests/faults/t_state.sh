@@ -309,8 +309,8 @@ testReconnectMidProbe() {
 # Kept results under valgrind (issue 19: kept by size only, their keys
 # renewed by a pass of EXPIREs): with ACCELCTL_REDIS_TTL=2 (a pass every
 # 667 ms) node 0 writes 40 broadcasts, Redis is emptied (FLUSHALL: each
-# renewal then finds its key gone and writes the result again), and node 1
-# reads them 3 s after the flush. Then node 0 writes 18 of 1 MiB, past the
+# renewal then finds its key gone and writes the result again, with nobody
+# waiting), and node 1 reads them once they are back. Then node 0 writes 18 of 1 MiB, past the
 # 16 MiB it keeps: the oldest are trimmed while the pump may hold them (no
 # node reads those: a trimmed result lives a TTL, 2 s here). Both helpers
 # exit 0 with no valgrind error (leaks included).
@@ -328,8 +328,7 @@ testKeptResultsUnderValgrind() {
 			waitfor read 60
 			for i in $(seq 1 18); do accelctl broadcast --timeout 60s b <$FDIR/big >/dev/null || exit; done
 		else
-			waitfor flushed 60
-			sleep 3		# past some passes of node 0 after the flush
+			waitfor rewritten 60
 			for i in $(seq 1 40); do
 				[ "$(accelctl broadcast --timeout 60s v)" = "$i" ] || { echo "v $i lost" >&2; exit 1; }
 			done
@@ -339,7 +338,13 @@ testKeptResultsUnderValgrind() {
 	local i=0
 	until [ -e "$d/written" ] || [ $i -ge 1500 ]; do sleep 0.04; i=$((i + 1)); done
 	assertEquals FLUSHALL OK "$(redis_cli flushall)"
-	touch "$d/flushed"
+	# Nobody waits anywhere: only node 0's renewal can write them again.
+	i=0
+	until [ "$(redis_cli --scan --pattern "accelctl:{$JOB}:r*:done:c:v:*" | wc -l)" -ge 40 ] ||
+	    [ $i -ge 750 ]; do sleep 0.04; i=$((i + 1)); done
+	assertEquals "node 0's renewal wrote its 40 results again" 40 \
+		"$(redis_cli --scan --pattern "accelctl:{$JOB}:r*:done:c:v:*" | wc -l)"
+	touch "$d/rewritten"
 	job_wait
 	assertAllRc 0 "$d" 2 "node 1 read every result after the flush"
 	vg_helpers_stop "$d" 2 1
