@@ -29,7 +29,7 @@
 #include "kind.h"
 #include "log.h"
 #include "rdvproto.h"
-#include "runjoin.h"
+#include "rdvjoin.h"
 #include "xvalue.h"
 
 #define KEY_MAX 64
@@ -37,15 +37,10 @@
  * (a node that never comes must not cost a read every round). */
 #define NAMES_FIRST_MS	100
 #define NAMES_MAX_MS	5000
-/* How long a node joining a run fresh waits for that run's node 0 to answer
- * its ping, and how often it reads the answer meanwhile. */
-#define PROBE_MS	3000
-#define PROBE_POLL_MS	50
 
 static struct {
 	struct ac_job		*job;
 	struct ac_runid		*rid;
-	struct ac_runjoin	 rj;	/* the run joined fresh, progress in it */
 	const struct ac_store	*st;
 	const struct ac_xport	*x;	/* the store's collective steps */
 	struct ac_rdv		 rdv;
@@ -61,11 +56,6 @@ static struct {
 	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
 	long			 next_names;	/* ms: look again for unnamed missing nodes */
 	long			 names_delay;	/* ms, doubling */
-	void			(*probed)(int);	/* a probe's asker, or NULL */
-	char			 probe_nonce[40];
-	long			 probe_end, probe_next;	/* ms */
-	int			 probe_busy;	/* a read of the answer is out */
-	unsigned		 probe_epoch;	/* a new probe: older answers are stale */
 } P;
 
 static void send_off(void);
@@ -134,7 +124,7 @@ send_join(void)
 	char key[KEY_MAX];
 	void *e;
 
-	if (!P.st->ready() || !P.join_pending)
+	if (!ac_rdvproto_ready() || !P.join_pending)
 		return;
 	e = (void *)(size_t)++P.epoch;
 	P.st->get("nccl/off", on_off, e);
@@ -156,7 +146,7 @@ on_off_put(int ok, const char *v, size_t len, void *priv)
 static void
 send_off(void)
 {
-	if (P.off_pending[0] == '\0' || !P.st->ready())
+	if (P.off_pending[0] == '\0' || !ac_rdvproto_ready())
 		return;
 	P.st->put("nccl/off", P.off_pending, strlen(P.off_pending),
 	    AC_PUT_ABSENT | AC_PUT_TELL, on_off_put, NULL);
@@ -200,7 +190,7 @@ ac_rdvproto_hello(struct ac_job *j)
 	for (long l = 0; l < j->lsize; l++)
 		if (j->rank_of[l] < 0)
 			return;
-	if (!P.st->ready())
+	if (!ac_rdvproto_ready())
 		return;
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "?");
@@ -252,91 +242,10 @@ look_names(int read)
 	return any;
 }
 
-/* --- node 0's liveness: a node joining a run fresh asks it --- */
-
-/*
- * A node other than 0 that took its free place in the newest run fresh may
- * be in an earlier launch's run whose node 0 was killed (SIGKILL: its
- * arrivals never withdrawn, its keys alive for a TTL or a lease): counting
- * there would pass on a dead node's arrival. So before it counts (nothing
- * posted) it puts ping/NODE with its nonce, told to the run, and reads
- * pong/NODE every PROBE_POLL_MS until PROBE_MS; node 0 answers the ping with
- * pong/NODE (answer_ping). The store names the probed run's keys meanwhile
- * (store.h's ready says so while probing). DESIGN-NOTES "Run identity".
- */
-void
-ac_rdvproto_probe(uint64_t nonce, void (*probed)(int alive))
-{
-	char key[KEY_MAX];
-	long now = ac_now_ms();
-
-	P.probed = probed;
-	P.probe_epoch++;
-	P.probe_busy = 0;
-	P.probe_end = now + PROBE_MS;
-	P.probe_next = now + PROBE_POLL_MS;
-	/* The lineage's nonce and this probe's number: a pong left from an
-	 * earlier probe (nobody deletes it) answers no later one. */
-	snprintf(P.probe_nonce, sizeof(P.probe_nonce), "%016llx.%u",
-	    (unsigned long long)nonce, P.probe_epoch);
-	snprintf(key, sizeof(key), "ping/%ld", P.job->node);
-	P.st->put(key, P.probe_nonce, strlen(P.probe_nonce), AC_PUT_TELL,
-	    NULL, NULL);
-}
-
-/* The store gave the probe up (a reconnect registers again). */
-void
-ac_rdvproto_probe_stop(void)
-{
-	P.probed = NULL;
-	P.probe_epoch++;
-}
-
-static void
-on_pong(int ok, const char *v, size_t len, void *priv)
-{
-	void (*probed)(int) = P.probed;
-
-	if ((unsigned)(size_t)priv != P.probe_epoch)
-		return;
-	P.probe_busy = 0;
-	if (ok != 1 || probed == NULL || len != strlen(P.probe_nonce) ||
-	    memcmp(v, P.probe_nonce, len) != 0)
-		return;
-	ac_rdvproto_probe_stop();
-	probed(1);
-}
-
-static long
-probe_timer(long now)
-{
-	char key[KEY_MAX];
-	void (*probed)(int) = P.probed;
-
-	if (probed == NULL)
-		return -1;
-	if (now >= P.probe_end) {
-		ac_rdvproto_probe_stop();
-		probed(0);
-		return -1;
-	}
-	if (now >= P.probe_next && !P.probe_busy) {
-		P.probe_next = now + PROBE_POLL_MS;
-		P.probe_busy = 1;
-		snprintf(key, sizeof(key), "pong/%ld", P.job->node);
-		P.st->get(key, on_pong, (void *)(size_t)P.probe_epoch);
-	}
-	/* A read out: its answer comes by the store's descriptor, the end by
-	 * the clock (a time already past was no time at all to the loop). */
-	if (P.probe_busy || P.probe_next >= P.probe_end)
-		return P.probe_end - now;
-	return P.probe_next - now;
-}
-
 long
 ac_rdvproto_timer(long now)
 {
-	long t = probe_timer(now), n;
+	long t = ac_rdvjoin_timer(now), n;
 
 	if ((n = names_timer(now)) >= 0 && (t < 0 || n < t))
 		t = n;
@@ -350,7 +259,7 @@ names_timer(long now)
 	 * the run (at up) and its events bring the rest: nothing to look for.
 	 * One whose events may be trimmed (Redis' capped stream) reads the
 	 * names it misses. */
-	if (P.st->list != NULL || !P.st->ready() || !look_names(0))
+	if (P.st->list != NULL || !ac_rdvproto_ready() || !look_names(0))
 		return -1;
 	if (now >= P.next_names) {
 		P.next_names = now + P.names_delay;
@@ -386,7 +295,7 @@ on_abort(int ok, const char *v, size_t len, void *priv)
 void
 ac_rdvproto_read_abort(void)
 {
-	if (P.st->ready())
+	if (ac_rdvproto_ready())
 		P.st->get("abort", on_abort, NULL);
 }
 
@@ -419,52 +328,11 @@ r_quiet(int on)
 static void
 r_resync(void)
 {
-	if (P.st->ready())
+	if (ac_rdvproto_ready())
 		P.st->resync();
 }
 
 /* --- the run the store is in, and the results it brings --- */
-
-/* The store registered in RUN; FRESH: it joined it (node 0 opened it). */
-void
-ac_rdvproto_registered(long run, int fresh)
-{
-	if (fresh)
-		P.rj.fresh = run;
-}
-
-/* A cross-node collective completed in the run: it is this launch's. */
-void
-ac_rdvproto_progressed(void)
-{
-	P.rj.progressed = 1;
-}
-
-/*
- * Leave the run (runjoin.c): the store registers again, fresh; nothing is
- * posted until that is answered. A helper that joined a run fresh, before
- * node 0 of its own launch opened that one, and saw nothing complete there,
- * was in an earlier launch's run by mistake.
- */
-static int
-leave_run(int leave)
-{
-	if (leave && P.st->rejoin != NULL)
-		P.st->rejoin();
-	return leave;
-}
-
-void
-ac_rdvproto_closed(void)
-{
-	(void)leave_run(ac_runjoin_closed(&P.rj, P.rid, P.job, 0));
-}
-
-int
-ac_rdvproto_moved_on(void)
-{
-	return leave_run(ac_runjoin_posting(&P.rj, P.rid, P.job));
-}
 
 /*
  * A result of the run (xvalue.c's form: "R status\nfailed\npayload", or "L",
@@ -482,7 +350,7 @@ ac_rdvproto_deliver(const char *key, int64_t gen, const char *v, size_t len)
 
 	if (c == NULL || c->done)
 		return;
-	P.rj.progressed = 1;
+	ac_rdvproto_progressed();
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(P.job, key, gen, &r);
 }
@@ -528,7 +396,7 @@ ac_rdvproto_over(struct ac_job *j, struct ac_coll *c)
 int
 ac_rdvproto_posting(struct ac_job *j, struct ac_coll *c)
 {
-	return P.st->ready() && !ac_rdvproto_moved_on() && !ac_rdvproto_over(j, c);
+	return ac_rdvproto_ready() && !ac_rdvproto_moved_on() && !ac_rdvproto_over(j, c);
 }
 
 /* May C's result be posted again (a sweep's last results)? Not one made up
@@ -611,6 +479,7 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	P.x = x;
 	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
 	P.names_delay = NAMES_FIRST_MS;
+	ac_rdvjoin_init(j, rid, s);
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
 	/* Not the lineage's nonce: a restarted helper must see its joined
 	 * key as another's, and this process its own after a reconnect. */
@@ -664,28 +533,11 @@ ac_rdvproto_up(void)
 		send_join();
 }
 
-/*
- * Node 0's answer to a node that joins its run fresh and asks whether it is
- * alive (the store's probe: an earlier launch's dead node 0 never answers).
- * Not a node this job does not have (a launch of more nodes under the same
- * job id): its place is no place in our run.
- */
-static void
-answer_ping(long node, const char *v, size_t len)
-{
-	char key[KEY_MAX];
-
-	if (P.job->node != 0 || node <= 0 || node >= P.job->nnodes)
-		return;
-	snprintf(key, sizeof(key), "pong/%ld", node);
-	P.st->put(key, v, len, 0, NULL, NULL);
-}
-
 void
 ac_rdvproto_told(const char *key, const char *v, size_t len)
 {
 	if (strncmp(key, "ping/", 5) == 0)
-		answer_ping(atol(key + 5), v, len);
+		ac_rdvjoin_ping(atol(key + 5), v, len);
 	else if (strncmp(key, "nodes/", 6) == 0)
 		set_node(atol(key + 6), v, len);
 	else if (strcmp(key, "abort") == 0)

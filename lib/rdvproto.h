@@ -1,4 +1,4 @@
-/* rdvproto.h: the rendezvous protocol, written once over any store (store.h): so far node names, the abort, NCCL's rendezvous and the sweep. */
+/* rdvproto.h: the rendezvous protocol, written once over any store (store.h): run identity, node names, the abort, NCCL's rendezvous, the sweep. */
 #ifndef ACCELCTL_RDVPROTO_H
 #define ACCELCTL_RDVPROTO_H
 
@@ -39,13 +39,36 @@ void ac_rdvproto_abort(struct ac_job *j);
 /* Read the run's abort (a store that may have trimmed its event). */
 void ac_rdvproto_read_abort(void);
 
-/* The store registered in RUN (FRESH: it joined a run node 0 opened). */
-void ac_rdvproto_registered(long run, int fresh);
+/* --- the run identity (rdvjoin.c) --- */
+
+/* What a store's registration (store.h's join) found. */
+enum ac_join {
+	AC_JOIN_DOWN,	/* no answer: registered at the next connect */
+	AC_JOIN_IN,	/* in the run named: the one it knew, or opened (node 0) */
+	AC_JOIN_FRESH,	/* took its free place in the run named, fresh: probed */
+	AC_JOIN_WAIT,	/* node 0 has not opened this launch's run (RUN the newest) */
+	AC_JOIN_TAKEN,	/* its place in the run named is another lineage's */
+};
+/* The store's connection is up (again): register, fresh on this connection. */
+void ac_rdvproto_connected(void);
+/* Register again: KEEP 0, the run's state was lost (nothing is posted
+ * until it is answered); 1, a refresh (posting goes on meanwhile). */
+void ac_rdvproto_join(int keep);
+/* The answer to store.h's join: HOW, in RUN. */
+void ac_rdvproto_joined(enum ac_join how, long run);
+/* In the run over a connection that is up: keys can be posted. */
+int  ac_rdvproto_ready(void);
+/* Keys can be named: ready, or probing a run joined fresh (put and get). */
+int  ac_rdvproto_named(void);
+/* A registration is out. */
+int  ac_rdvproto_joining(void);
+/* xport.h's describe, for status: the store, where, and its state in the run. */
+void ac_rdvproto_describe(char *buf, size_t len);
 /* The run is closed (node 0 opened a newer one): a fresh joiner that saw
- * nothing complete there leaves it (store.h's rejoin). */
+ * nothing complete there leaves it and registers again, fresh. */
 void ac_rdvproto_closed(void);
-/* A rank posts: 1 when the store leaves a run told closed before (rejoin:
- * the sweep posts in node 0's run), else 0. */
+/* A rank posts: 1 when the store leaves a run told closed before (it
+ * registers again: the sweep posts in node 0's run), else 0. */
 int  ac_rdvproto_moved_on(void);
 /* A cross-node collective completed in the run (a store's own fast path). */
 void ac_rdvproto_progressed(void);
@@ -63,12 +86,6 @@ int  ac_rdvproto_postable(const struct ac_coll *c);
 /* After a (re)registration: post again what is in flight, then the store's
  * own (store.h's swept). */
 void ac_rdvproto_sweep(void);
-/* Ask node 0 of the run the store names (not registered yet: it joined that
- * run fresh) whether it is alive; PROBED(1) when it answers, PROBED(0) when it
- * did not in 3 s. */
-void ac_rdvproto_probe(uint64_t nonce, void (*probed)(int alive));
-/* Give a probe up (the store registers again). */
-void ac_rdvproto_probe_stop(void);
 /* The helper exits: take back this node's arrivals at barriers that did
  * not complete (store.h's unpost). */
 void ac_rdvproto_withdraw_all(void);

@@ -8,7 +8,8 @@
  * protocol over small stores").
  *
  * The protocol moves onto this interface piece by piece (issue 19): NCCL's
- * rendezvous first; the operations grow with the pieces.
+ * rendezvous first, then the run identity; the operations grow with the
+ * pieces.
  */
 #ifndef ACCELCTL_STORE_H
 #define ACCELCTL_STORE_H
@@ -35,10 +36,32 @@ typedef void ac_store_list_cb(const char *key, const char *v, size_t len);
 
 struct ac_store {
 	const char	*name;
-	/* In a run, over a connection that is up: keys can be named. put
-	 * and get also work while the store probes a run it joined fresh
-	 * (ac_rdvproto_probe), its keys those of that run. */
-	int	(*ready)(void);
+	/* The connection is up: a registration can be sent. Keys can be
+	 * posted once it is answered (ac_rdvproto_ready); put and get also
+	 * work while the protocol probes a run joined fresh (probe below). */
+	int	(*up)(void);
+	/* Where it is ("127.0.0.1:6379"), and why it is down (NULL: up;
+	 * *FINAL: for good), for status. */
+	const char *(*where)(void);
+	const char *(*down)(int *final);
+	/* Fail for good with WHY (the node's place is another helper's). */
+	void	(*fail)(const char *why);
+	/*
+	 * Register this node in its job's run (DESIGN-NOTES "Run identity"):
+	 * the run the lineage knows (its struct ac_runid; 0: fresh) kept, or
+	 * a fresh node 0's next run opened (the one before told it is
+	 * closed), or a fresh node's free place taken in the newest run of
+	 * this launch's node count. Answered once, ac_rdvproto_joined.
+	 */
+	void	(*join)(void);
+	/* Registered in the run the ac_runid names (MOVED: another than the
+	 * one before): name its keys, follow its events. */
+	void	(*bind)(int moved);
+	/* Joined RUN fresh: name its keys and follow its events (a ping's
+	 * pong) until bind, or leave: give the place back (its node 0 did
+	 * not answer). */
+	void	(*probe)(long run);
+	void	(*leave)(long run);
 	/* Put V (LEN bytes) at KEY, with FLAGS; CB may be NULL. */
 	void	(*put)(const char *key, const void *v, size_t len, int flags,
 		    ac_store_cb *cb, void *priv);
@@ -63,9 +86,6 @@ struct ac_store {
 	 * helper exits: ac_rdvproto_withdraw_all), waiting a second at most;
 	 * 0, or -1 when the store cannot (down: stop asking). */
 	int	(*unpost)(const struct ac_coll *c);
-	/* Register again, fresh, in node 0's newest run: nothing is posted
-	 * until that is answered (the run we were in is closed). */
-	void	(*rejoin)(void);
 };
 
 #endif

@@ -147,13 +147,7 @@ static struct {
 	unsigned long	 losses;	/* repost_lost() so far */
 	char		 base[AC_KEY_MAX + 32];		/* accelctl/JOB/ */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl/JOB/rRUN/ */
-	int		 registered;
-	int		 pending;	/* registering */
-	int		 run_wait;	/* node 0 has not opened this launch's run */
-	long		 retry_reg;
-	int		 probing;	/* joined fresh: is node 0 there alive? */
-	int		 nonce_saved;	/* fresh, and the nonce is on disk */
-	long long	 probe_rev;	/* our member key's revision */
+	long long	 join_rev;	/* the registration's revision (its member key's) */
 	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
@@ -181,7 +175,7 @@ struct req {
 };
 
 static void sweep(void);
-static void session(void);
+static void s_join(void);
 static void x_want(struct ac_job *j, struct ac_coll *c);
 static void uploads(void);
 static void deletes(void);
@@ -189,15 +183,7 @@ static void deletes(void);
 static int
 ready(void)
 {
-	return X.registered && ac_econn_up();
-}
-
-/* The store's put and get name keys: registered, or probing the run joined
- * fresh (its prefix set: probe). */
-static int
-named(void)
-{
-	return (X.registered || X.probing) && ac_econn_up();
+	return ac_rdvproto_ready();
 }
 
 /* --- JSON of etcd's gateway (ejson.c) --- */
@@ -1374,14 +1360,6 @@ watch_at(long run, long long from, long long member_from)
 	    "start_revision", ej_i64(member_from), "filters", "NOPUT"));
 }
 
-/* store.h's rejoin: register again, fresh (rdvproto.c's run closed). */
-static void
-s_rejoin(void)
-{
-	X.registered = 0;
-	session();
-}
-
 /*
  * Our registration in the run (members/NODE) is gone while we are
  * registered (HOW: deleted, as seen by the watch; absent, as read): etcd
@@ -1393,13 +1371,12 @@ s_rejoin(void)
 static void
 lost_keys(const char *how)
 {
-	if (!X.registered)
+	if (!ready())
 		return;
 	ac_log("rendezvous: node %ld's registration in run %ld of job %s "
 	    "was %s in etcd; registering again and posting everything again",
 	    X.job->node, X.runid->run, X.job->id, how);
-	X.registered = 0;
-	session();
+	ac_rdvproto_join(0);
 }
 
 /*
@@ -1496,7 +1473,7 @@ on_watch(json_t *msg)
 	long long compacted = ac_json_i64(res, "compact_revision");
 	size_t i;
 
-	if (res == NULL || !X.registered)
+	if (res == NULL || !ready())
 		return;
 	if (compacted > 0) {
 		/*
@@ -1569,50 +1546,25 @@ sweep(void)
 	ac_rdvproto_sweep();
 }
 
-/* --- the run's registration (DESIGN-NOTES "Run identity") --- */
+/* --- the run's registration (DESIGN-NOTES "Run identity"; rdvjoin.c) --- */
 
+/* store.h's bind: registered in the run the identity names. */
 static void
-registered(long run, int fresh, long long rev)
+s_bind(int moved)
 {
 	X.acks_due = 1;
-	X.pending = 0;
-	X.run_wait = 0;
-	if (run != X.runid->run) {
+	if (moved) {
 		/* What this node said it read was of another run. */
 		for (struct seen *s = X.seen; s != NULL; s = s->next)
 			s->acked = s->said = s->del = -1;
 		/* What we wrote went under the other run's prefix (a source
 		 * that moved to node 0's run: review). */
 		rewrite_all();
-		if (X.runid->run != 0)
-			ac_log("rendezvous: run %ld of job %s", run, X.job->id);
-		X.runid->run = run;
-		if (X.runid->save != NULL)
-			X.runid->save(X.runid);
 	}
-	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, run);
-	X.registered = 1;
-	if (fresh)
-		ac_rdvproto_registered(run, 1);
-	ac_econn_healthy();
-	watch_from(rev);
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, X.runid->run);
+	watch_from(X.join_rev);
 	X.last_keepalive = X.last_check = ac_now_ms();
 	X.epoch++;
-	sweep();
-	ac_rdvproto_up();
-}
-
-static void
-wait_for_node0(long run)
-{
-	X.pending = 0;
-	ac_econn_healthy();
-	if (!X.run_wait)
-		ac_log("rendezvous: waiting for node 0 to open this "
-		    "launch's run of job %s (the newest, %ld, is not ours)",
-		    X.job->id, run);
-	X.run_wait = 1;
-	X.retry_reg = ac_now_ms() + 250;
 }
 
 struct reg {
@@ -1629,118 +1581,80 @@ nonce_str(char *buf, size_t len)
 	snprintf(buf, len, "%016" PRIx64, X.runid->nonce);
 }
 
-/*
- * A node other than 0 took its free place in the newest run R.run, fresh.
- * That run may be an earlier launch's whose node 0 was killed (SIGKILL: its
- * arrivals were never withdrawn, and its lease lives a day): passing there
- * would count them. So it asks that run's node 0 whether it is alive (a
- * ping key its watch sees; it puts the pong) before it counts as registered
- * (REV: its member key's revision, from which it watches). A live node 0 of
- * this launch answers at once; one of a launch that died never does.
- */
-static void probed(int alive);
-
+/* The registration's answer: HOW in RUN, as of REPLY's revision. */
 static void
-probe(long long rev)
+answer(enum ac_join how, long run, json_t *reply)
 {
-	X.probing = 1;		/* X.pending stays set */
-	X.probe_rev = rev;
+	X.join_rev = ej_revision(reply);
 	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
-	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, R.run);
-	watch_at(R.run, rev + 1, rev + 1);
-	ac_rdvproto_probe(X.runid->nonce, probed);
+	ac_rdvproto_joined(how, run);
 }
 
-/* Node 0 of run R.run did not answer: not this launch's run. Give our place
- * back, and wait for this launch's node 0 to open its run. */
+/* store.h's probe: RUN's keys named, and its events followed from after
+ * our member key's put (a ping's pong, an abort). */
 static void
-probe_failed(void)
+s_probe(long run)
+{
+	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, run);
+	watch_at(run, X.join_rev + 1, X.join_rev + 1);
+}
+
+/* store.h's leave: node 0 of RUN did not answer; our place given back. */
+static void
+s_leave(long run)
 {
 	char member[KEY_MAX], ping[KEY_MAX];
 
-	X.probing = 0;
-	node_key(member, sizeof(member), "members", R.run, X.job->node);
-	node_key(ping, sizeof(ping), "ping", R.run, X.job->node);
+	node_key(member, sizeof(member), "members", run, X.job->node);
+	node_key(ping, sizeof(ping), "ping", run, X.job->node);
 	ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
 	    ej_delete(member, ""), ej_delete(ping, "")), json_array()), NULL, NULL);
-	if (!X.run_wait)
-		ac_log("rendezvous: node 0 of run %ld of job %s did not "
-		    "answer: an earlier launch's run", R.run, X.job->id);
-	wait_for_node0(R.run);
-}
-
-/* rdvproto.c's answer to our probe of run R.run. */
-static void
-probed(int alive)
-{
-	if (!alive) {
-		probe_failed();
-		return;
-	}
-	X.probing = 0;
-	registered(R.run, 1, X.probe_rev);
 }
 
 /* The reply to putting our member key in run R.run (or finding it). */
 static void
 on_member(json_t *reply, void *priv)
 {
-	char nonce[24], why[600];
+	char nonce[24];
 	json_t *kv;
+	size_t vl;
+	char *v;
+	int mine;
 
 	(void)priv;
 	if (reply == NULL) {
-		X.pending = 0;
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
 		if (X.runid->run == 0 && X.job->node != 0)
-			probe(ej_revision(reply));
+			answer(AC_JOIN_FRESH, R.run, reply);
 		else {
 			/* A run we knew, and our place there was free: etcd
 			 * lost our keys. */
 			repost_lost();
-			registered(R.run, 0, ej_revision(reply));
+			answer(AC_JOIN_IN, R.run, reply);
 		}
 		return;
 	}
 	kv = json_array_get(ej_kvs(reply, 0), 0);
+	v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
+	nonce_str(nonce, sizeof(nonce));
+	mine = v != NULL && strcmp(v, nonce) == 0;
+	free(v);
 	if (X.runid->run == 0 && X.job->node != 0) {
 		/* Fresh, not node 0: our place in the newest run is ours
 		 * already (this lineage was killed before it knew its run), or
 		 * taken (an earlier launch's run), or the counter moved. */
-		size_t vl;
-		char *v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
-
-		nonce_str(nonce, sizeof(nonce));
-		if (v != NULL && strcmp(v, nonce) == 0)
-			probe(ej_revision(reply));
+		if (mine)
+			answer(AC_JOIN_FRESH, R.run, reply);
 		else if (kv != NULL)
-			wait_for_node0(R.run);
-		else {
-			X.pending = 0;
-			session();
-		}
-		free(v);
+			answer(AC_JOIN_WAIT, R.run, reply);
+		else
+			s_join();
 		return;
 	}
-	if (kv != NULL) {
-		size_t vl;
-		char *v = ej_kv_field(kv, "value", &vl);
-
-		nonce_str(nonce, sizeof(nonce));
-		if (v != NULL && strcmp(v, nonce) == 0) {
-			free(v);
-			registered(R.run, 0, ej_revision(reply));
-			return;
-		}
-		free(v);
-	}
-	X.pending = 0;
-	snprintf(why, sizeof(why), "node %ld's place in run %ld of job %s was "
-	    "taken by another helper (a second run under the same "
-	    "ACCELCTL_JOB_ID?)", X.job->node, R.run, X.job->id);
-	ac_econn_fail(why);
+	answer(mine ? AC_JOIN_IN : AC_JOIN_TAKEN, R.run, reply);
 }
 
 static void
@@ -1750,13 +1664,6 @@ put_member(long run)
 	json_t *cmp;
 
 	R.run = run;
-	/* The lineage's nonce is on disk before etcd holds it: a helper that
-	 * replaces this one, killed before it knew its run, finds its place
-	 * as its own instead of taken (helper.c keeps run 0 as unknown). */
-	if (X.runid->run == 0 && !X.nonce_saved && X.runid->save != NULL) {
-		X.runid->save(X.runid);
-		X.nonce_saved = 1;
-	}
 	node_key(member, sizeof(member), "members", run, X.job->node);
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	nonce_str(nonce, sizeof(nonce));
@@ -1767,41 +1674,35 @@ put_member(long run)
 	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
 	    nonce, strlen(nonce))), json_pack("[o]", ej_range(member, 0))),
 	    on_member, NULL) == -1)
-		X.pending = 0;
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 }
 
-/* Node 0 opened run R.cur + 1 (or lost the race to another of its kind). */
+/* A txn of the registration that read the counter: PRIV 1, node 0 opened
+ * run R.cur + 1; 0, a helper that knows its run raised the counter to it
+ * (etcd lost it). Not succeeded: the counter moved: read it again. */
 static void
-on_open(json_t *reply, void *priv)
+on_counted(json_t *reply, void *priv)
 {
-	(void)priv;
-	if (reply == NULL) {
-		X.pending = 0;
-		return;
-	}
-	if (!json_is_true(json_object_get(reply, "succeeded"))) {
-		X.pending = 0;
-		session();	/* the counter moved: read it again */
-		return;
-	}
-	registered(R.cur + 1, 0, ej_revision(reply));
+	if (reply == NULL)
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+	else if (!json_is_true(json_object_get(reply, "succeeded")))
+		s_join();
+	else if (priv != NULL)
+		answer(AC_JOIN_IN, R.cur + 1, reply);
+	else
+		put_member(X.runid->run);
 }
 
-/* A helper that knows its run raised the counter to it (etcd lost it). */
+/* Send a txn of the registration: if the counter is as read, OPS. */
 static void
-on_raise(json_t *reply, void *priv)
+counted_txn(json_t *ops, int open)
 {
-	(void)priv;
-	if (reply == NULL) {
-		X.pending = 0;
-		return;
-	}
-	if (!json_is_true(json_object_get(reply, "succeeded"))) {
-		X.pending = 0;
-		session();
-		return;
-	}
-	put_member(X.runid->run);
+	char counter[KEY_MAX];
+
+	snprintf(counter, sizeof(counter), "%srun", X.base);
+	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_mod(counter,
+	    R.mod)), ops, json_array()), on_counted, open ? &R : NULL) == -1)
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 }
 
 static void
@@ -1809,12 +1710,12 @@ on_counter(json_t *reply, void *priv)
 {
 	char counter[KEY_MAX], member[KEY_MAX], closed_key[KEY_MAX], nonce[24];
 	char v[24];
-	json_t *kv;
+	json_t *kv, *ops;
 	long known = X.runid->run;
 
 	(void)priv;
 	if (reply == NULL) {
-		X.pending = 0;
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	kv = json_array_get(ej_kvs(reply, -1), 0);
@@ -1829,21 +1730,12 @@ on_counter(json_t *reply, void *priv)
 		free(s);
 	}
 	snprintf(counter, sizeof(counter), "%srun", X.base);
-	if (known > 0) {
-		if (R.cur >= known) {
-			put_member(known);
-			return;
-		}
+	if (known > 0 && R.cur >= known) {
+		put_member(known);
+	} else if (known > 0) {
 		snprintf(v, sizeof(v), "%ld", known);
-		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
-		    ej_cmp_mod(counter, R.mod)), json_pack("[o]", op_put(counter, v,
-		    strlen(v))), json_array()), on_raise, NULL) == -1)
-			X.pending = 0;
-		return;
-	}
-	if (X.job->node == 0) {
-		json_t *ops;
-
+		counted_txn(json_pack("[o]", op_put(counter, v, strlen(v))), 0);
+	} else if (X.job->node == 0) {
 		/* Open the next run; tell the nodes of the one before. */
 		snprintf(v, sizeof(v), "%ld", R.cur + 1);
 		node_key(member, sizeof(member), "members", R.cur + 1, 0);
@@ -1855,17 +1747,11 @@ on_counter(json_t *reply, void *priv)
 			    X.base, R.cur);
 			json_array_append_new(ops, op_put(closed_key, "1", 1));
 		}
-		if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
-		    ej_cmp_mod(counter, R.mod)), ops, json_array()), on_open,
-		    NULL) == -1)
-			X.pending = 0;
-		return;
-	}
-	if (R.cur == 0) {
-		wait_for_node0(0);
-		return;
-	}
-	put_member(R.cur);
+		counted_txn(ops, 1);
+	} else if (R.cur == 0)
+		answer(AC_JOIN_WAIT, 0, reply);
+	else
+		put_member(R.cur);
 }
 
 static void
@@ -1873,40 +1759,36 @@ on_grant(json_t *reply, void *priv)
 {
 	(void)priv;
 	if (reply == NULL) {
-		X.pending = 0;
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	X.lease = ac_json_i64(reply, "ID");
 	if (X.lease == 0) {
-		X.pending = 0;
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		ac_econn_reset("lease/grant: no lease in the reply");
 		return;
 	}
-	X.pending = 0;
-	session();
+	s_join();
 }
 
-/* Register this helper in its run (at every connect). The reply watches
- * and posts everything again. */
+/* store.h's join: a lease (granted once, again after its loss), the
+ * counter read, then its txns. */
 static void
-session(void)
+s_join(void)
 {
 	char counter[KEY_MAX];
+	int sent;
 
-	if (!ac_econn_up() || X.pending)
-		return;
-	X.pending = 1;
-	X.registered = 0;
-	if (X.lease == 0) {
-		if (ac_econn_call("/v3/lease/grant", json_pack("{s:o}", "TTL",
-		    ej_i64(X.ttl)), on_grant, NULL) == -1)
-			X.pending = 0;
-		return;
+	if (X.lease == 0)
+		sent = ac_econn_call("/v3/lease/grant", json_pack("{s:o}", "TTL",
+		    ej_i64(X.ttl)), on_grant, NULL);
+	else {
+		snprintf(counter, sizeof(counter), "%srun", X.base);
+		sent = ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key",
+		    ej_b64s(counter)), on_counter, NULL);
 	}
-	snprintf(counter, sizeof(counter), "%srun", X.base);
-	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key",
-	    ej_b64s(counter)), on_counter, NULL) == -1)
-		X.pending = 0;
+	if (sent == -1)
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 }
 
 /* --- econn.c's hooks --- */
@@ -1914,11 +1796,7 @@ session(void)
 static void
 on_ready(void)
 {
-	X.registered = 0;
-	X.pending = 0;
-	X.probing = 0;
-	ac_rdvproto_probe_stop();
-	session();
+	ac_rdvproto_connected();
 }
 
 static void
@@ -1956,7 +1834,7 @@ on_check(json_t *reply, void *priv)
 	size_t vl;
 
 	/* NULL: reset or failed already (econn.c). */
-	if (reply == NULL || !X.registered || (uintptr_t)priv != X.epoch)
+	if (reply == NULL || !ready() || (uintptr_t)priv != X.epoch)
 		return;
 	nonce_str(nonce, sizeof(nonce));
 	v = kv != NULL ? ej_kv_field(kv, "value", &vl) : NULL;
@@ -2015,7 +1893,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	struct sop *o = NULL;
 	json_t *cmp = json_array();
 
-	if (!named() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
+	if (!ac_rdvproto_named() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
 		json_decref(cmp);
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
@@ -2060,7 +1938,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!named() || (o = malloc(sizeof(*o))) == NULL) {
+	if (!ac_rdvproto_named() || (o = malloc(sizeof(*o))) == NULL) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -2132,9 +2010,6 @@ x_timer(long now)
 		if (c == NULL || c->done)
 			free_arrivals(a);
 	}
-	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
-	    now >= X.retry_reg)
-		session();
 	acks(0);
 	every = X.ttl * 1000 / 3;
 	due = X.last_keepalive + every;
@@ -2158,33 +2033,11 @@ x_timer(long now)
 	next = ac_econn_timer(now);
 	if (t >= 0 && (next < 0 || t < next))
 		next = t;
-	if (ac_econn_up() && !X.registered && !X.pending && X.run_wait &&
-	    (next < 0 || X.retry_reg - now < next))
-		next = X.retry_reg > now ? X.retry_reg - now : 0;
 	if (ready() && X.lease != 0 && (next < 0 || due - now < next))
 		next = due > now ? due - now : 0;
 	if (waiting && (next < 0 || check - now < next))
 		next = check > now ? check - now : 0;
 	return next;
-}
-
-static void
-x_describe(char *buf, size_t len)
-{
-	int final;
-	const char *down = ac_econn_down(&final);
-
-	if (down == NULL && X.probing)
-		snprintf(buf, len, "etcd (%s, joining run %ld: is its node 0 "
-		    "alive?)", ac_econn_where(), R.run);
-	else if (down == NULL && X.run_wait)
-		snprintf(buf, len, "etcd (%s, waiting for node 0 to open this "
-		    "launch's run)", ac_econn_where());
-	else if (down == NULL)
-		snprintf(buf, len, "etcd (%s, run %ld)", ac_econn_where(),
-		    X.runid->run);
-	else
-		snprintf(buf, len, "etcd (%s: %s)", final ? "failed" : "down", down);
 }
 
 /* store.h's unpost: this node's arrival deleted, at once (the helper
@@ -2233,7 +2086,7 @@ static const struct ac_xport xport = {
 	.fds = ac_econn_fds,
 	.events = ac_econn_events,
 	.timer = x_timer,
-	.describe = x_describe,
+	.describe = ac_rdvproto_describe,
 	.down = ac_econn_down,
 	.stop = x_stop,
 	.arrive = x_arrive,
@@ -2247,9 +2100,11 @@ static const struct ac_xport xport = {
 };
 
 static const struct ac_store store = {
-	.name = "etcd", .ready = ready, .put = s_put, .get = s_get,
-	.list = s_list, .resync = s_resync, .over = over_unread,
-	.swept = swept, .unpost = s_unpost, .rejoin = s_rejoin,
+	.name = "etcd", .up = ac_econn_up, .where = ac_econn_where,
+	.down = ac_econn_down, .fail = ac_econn_fail, .join = s_join,
+	.bind = s_bind, .probe = s_probe, .leave = s_leave, .put = s_put,
+	.get = s_get, .list = s_list, .resync = s_resync, .over = over_unread,
+	.swept = swept, .unpost = s_unpost,
 };
 
 static const struct ac_econn_hooks hooks = { on_ready, on_watch, on_lease_lost };

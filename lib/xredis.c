@@ -56,18 +56,11 @@ static struct {
 	long		 refresh_ms, next_refresh;
 	char		 base[AC_KEY_MAX + 32];		/* accelctl:{JOB}: */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
-	int		 registered;	/* on this connection */
-	int		 pending;	/* registering: no reply yet */
-	long		 retry_reg;	/* ms: ask again (node 0 has not opened the run) */
-	long		 reg_delay;	/* ms, doubling: nodes start together, mostly */
-	int		 run_wait;	/* told to wait for node 0's run */
 	long		 next_look;	/* ms: read which nodes are missing, or 0 */
 	struct req	*posted;	/* barriers posted to, results waited for */
 	long		 look_delay;	/* ms, doubling */
 	long		 next_keep;	/* ms: the kept results' next refresh */
 	int		 wake_busy;	/* node 0: a wake's look is out */
-	long		 probing;	/* the run joined fresh whose node 0 we ask, or 0 */
-	long		 probe_tries;	/* probes that got no answer, for the log */
 } X;
 
 /*
@@ -309,10 +302,7 @@ struct req {
 
 static void sweep(void);
 static void told(const char *v, size_t len);
-static void registered(long run, int fresh);
-static void probe(long r);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
-static void session(void);
 
 /* X.prefix for RUN: accelctl:{JOB}:rTAG:, TAG the run in base 36 (RUN_TAG_LUA). */
 static void
@@ -333,15 +323,7 @@ run_prefix(long run)
 static int
 ready(void)
 {
-	return X.registered && ac_rconn_up();
-}
-
-/* The store's put and get name keys: registered, or probing the run joined
- * fresh (its prefix set: probe). */
-static int
-named(void)
-{
-	return (X.registered || X.probing != 0) && ac_rconn_up();
+	return ac_rdvproto_ready();
 }
 
 static void
@@ -728,8 +710,7 @@ lost_state(void)
 	ac_log("rendezvous %s: Redis lost run %ld of job %s; posting "
 	    "everything again", ac_rconn_where(), X.runid->run, X.job->id);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	X.registered = 0;
-	session();
+	ac_rdvproto_join(0);
 	run(&resync_lua, on_ignore, NULL, 0, NULL, 3, args, NULL);
 }
 
@@ -1243,14 +1224,6 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	run(&want_lua, on_want, r, 2, keys, 0, NULL, NULL);
 }
 
-/* store.h's rejoin: register again, fresh (rdvproto.c's run closed). */
-static void
-s_rejoin(void)
-{
-	X.registered = 0;
-	session();
-}
-
 /* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
  * off), or "KEY GEN" with maybe the value. */
 static void
@@ -1270,10 +1243,8 @@ on_entry(const char *v, size_t len)
 		return ac_rdvproto_closed();
 	if (len == 1 && v[0] == 'S') {
 		/* Another node found Redis had lost the run's state. */
-		if (ready()) {
-			X.registered = 0;
-			session();
-		}
+		if (ready())
+			ac_rdvproto_join(0);
 		return;
 	}
 	nl = memchr(v, '\n', len);
@@ -1298,7 +1269,7 @@ on_wake_check(redisReply *reply, void *priv)
 	(void)priv;
 	X.wake_busy = 0;
 	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
-	    reply->integer == 1 && ready() && !X.pending)
+	    reply->integer == 1 && ready() && !ac_rdvproto_joining())
 		lost_state();
 }
 
@@ -1321,7 +1292,7 @@ on_wake(const char *v, size_t len)
 
 	(void)v;
 	(void)len;
-	if (!ready() || X.pending || X.wake_busy ||
+	if (!ready() || ac_rdvproto_joining() || X.wake_busy ||
 	    (X.job->alive != NULL && !X.job->alive(X.job)))
 		return;
 	keyname(members, sizeof(members), "members", NULL, 0);
@@ -1372,135 +1343,69 @@ in_flight(void)
 }
 
 
-/* Node 0 of run X.probing did not answer: not this launch's run. */
+/* store.h's leave: node 0 of RUN did not answer our probe. */
 static void
-probe_failed(void)
+s_leave(long run)
 {
 	char members[KEY_MAX], node[24];
 	const char *hdel[3] = { "HDEL", members, node };
 
+	run_prefix(run);
 	keyname(members, sizeof(members), "members", NULL, 0);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	ac_rconn_cmd(on_ignore, NULL, 3, hdel, NULL);
-	if (X.probe_tries++ == 0)
-		ac_log("rendezvous: node 0 of run %ld of job %s did not answer: "
-		    "an earlier launch's run; waiting for node 0 to open this "
-		    "launch's", X.probing, X.job->id);
-	X.probing = 0;
-	X.run_wait = 1;
-	X.reg_delay = 250;
-	X.retry_reg = ac_now_ms() + X.reg_delay;
 }
 
-/* rdvproto.c's answer to our probe of run X.probing. */
+/* store.h's probe: RUN's keys named while its node 0 is asked (GETs). */
 static void
-probed(int alive)
+s_probe(long run)
 {
-	long run = X.probing;
-
-	if (!alive) {
-		probe_failed();
-		return;
-	}
-	X.probing = 0;
-	X.probe_tries = 0;
-	registered(run, 1);
+	run_prefix(run);
 }
 
-/*
- * Fresh in run R, not node 0: is R's node 0 alive (rdvproto.c's probe,
- * DESIGN-NOTES "Run identity")? Nothing is posted and the run's stream not
- * read until it answers. No answer: the place is given back and it waits
- * for this launch's node 0, as etcd does. A live node 0 of an earlier launch
- * (idle) answers: the run is left when this launch's node 0 opens its own
- * (runjoin.c).
- */
-static void
-probe(long r)
-{
-	X.probing = r;
-	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
-	run_prefix(r);
-	ac_rdvproto_probe(X.runid->nonce, probed);
-}
-
+/* register_lua's answer: {how, run}. */
 static void
 on_register(redisReply *reply, void *priv)
 {
-	char why[600];
-	long run;
+	static const enum ac_join how[] = { AC_JOIN_TAKEN, AC_JOIN_IN,
+	    AC_JOIN_WAIT, AC_JOIN_FRESH };
+	long long h;
 
 	(void)priv;
-	X.pending = 0;
-	if (reply == NULL)
-		return;		/* down again: registered at the next connect */
+	if (reply == NULL) {
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		return;
+	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
 	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
-	    reply->element[1]->type != REDIS_REPLY_INTEGER) {
+	    reply->element[1]->type != REDIS_REPLY_INTEGER ||
+	    (h = reply->element[0]->integer) < 0 || h > 3) {
+		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		ac_rconn_fail("unexpected reply to the run's registration");
 		return;
 	}
-	run = (long)reply->element[1]->integer;
-	if (reply->element[0]->integer == 0) {
-		snprintf(why, sizeof(why), "node %ld's place in run %ld of job %s "
-		    "was taken by another helper (a second run under the same "
-		    "ACCELCTL_JOB_ID?)", X.job->node, run, X.job->id);
-		ac_rconn_fail(why);
-		return;
-	}
-	if (reply->element[0]->integer == 2) {
-		/* Redis is fine; node 0 has not opened this launch's run yet. */
-		ac_rconn_healthy();
-		if (!X.run_wait)
-			ac_log("rendezvous: waiting for node 0 to open this "
-			    "launch's run of job %s (the newest, %ld, is not ours)",
-			    X.job->id, run);
-		X.run_wait = 1;
-		X.reg_delay = X.reg_delay == 0 ? 10 : X.reg_delay < 500 ?
-		    2 * X.reg_delay : 1000;
-		X.retry_reg = ac_now_ms() + X.reg_delay;
-		return;
-	}
-	X.run_wait = 0;
-	X.reg_delay = 0;
-	if (reply->element[0]->integer == 3) {
-		/* Fresh in a run we did not open: is its node 0 alive? */
-		probe(run);
-		return;
-	}
-	registered(run, 0);
+	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
+	ac_rdvproto_joined(how[h], (long)reply->element[1]->integer);
 }
 
-/* Registered in RUN (FRESH: joined it fresh, its node 0 answered). */
+/* store.h's bind: registered in the run the identity names. */
 static void
-registered(long run, int fresh)
+s_bind(int moved)
 {
 	char events[KEY_MAX], wake[KEY_MAX];
 
-	if (run != X.runid->run) {
-		if (X.runid->run != 0)
-			ac_log("rendezvous: run %ld of job %s", run, X.job->id);
-		X.runid->run = run;
-		if (X.runid->save != NULL)
-			X.runid->save(X.runid);
-	}
-	run_prefix(run);
-	X.registered = 1;
-	if (fresh)
-		ac_rdvproto_registered(run, 1);
-	ac_rconn_healthy();
+	(void)moved;
+	run_prefix(X.runid->run);
 	keyname(events, sizeof(events), "ev", NULL, 0);
 	snprintf(wake, sizeof(wake), "%swake", X.base);
 	ac_rconn_block(events, X.job->node == 0 ? wake : NULL);
 	X.next_refresh = X.next_keep = ac_now_ms() + X.refresh_ms;
-	sweep();
-	ac_rdvproto_up();
 }
 
-/* Register this helper in its run: at every connect, and to keep the keys
- * of a long wait alive. The reply posts everything again. */
+/* store.h's join: register_lua. At every connect, after a loss, and to keep
+ * the keys of a long wait alive (a refresh). */
 static void
-session(void)
+s_join(void)
 {
 	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
 	char now[24];
@@ -1523,9 +1428,7 @@ session(void)
 	args[4] = ttl;
 	args[5] = nn;
 	args[6] = now;
-	X.probing = 0;		/* a registration starts over */
-	ac_rdvproto_probe_stop();
-	X.pending = 1;		/* on_register(NULL) clears it if unsent */
+	/* (on_register(NULL) answers if it is not sent.) */
 	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
 }
 
@@ -1533,10 +1436,8 @@ session(void)
 static void
 on_ready(void)
 {
-	X.registered = 0;
-	X.pending = 0;
 	load_scripts();
-	session();
+	ac_rdvproto_connected();
 }
 
 /* --- store.h: the operations the protocol (rdvproto.c) asks of Redis --- */
@@ -1594,7 +1495,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	size_t arglen[5], klen = strlen(key);
 	struct sop *o;
 
-	if (!named()) {
+	if (!ac_rdvproto_named()) {
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
 		return;
@@ -1642,7 +1543,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!named()) {
+	if (!ac_rdvproto_named()) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -1694,14 +1595,6 @@ x_timer(long now)
 		if (X.next_look != 0 && (next < 0 || X.next_look - now < next))
 			next = X.next_look - now;
 	}
-	/* Not registered yet: node 0 has not opened this launch's run. */
-	if (ac_rconn_up() && !X.registered && !X.pending && X.run_wait) {
-		if (now >= X.retry_reg)
-			session();
-		else if (next < 0 || X.retry_reg - now < next)
-			next = X.retry_reg - now;
-	}
-
 	/* Kept results live while kept (keep_pump). */
 	if (ready() && pubs != NULL) {
 		if (now >= X.next_keep) {
@@ -1715,29 +1608,12 @@ x_timer(long now)
 	if (ready() && in_flight()) {
 		if (now >= X.next_refresh) {
 			X.next_refresh = now + X.refresh_ms;
-			session();
+			ac_rdvproto_join(1);
 		}
 		if (next < 0 || X.next_refresh - now < next)
 			next = X.next_refresh - now;
 	}
 	return next;
-}
-
-static void
-x_describe(char *buf, size_t len)
-{
-	int final;
-	const char *down = ac_rconn_down(&final);
-
-	if (down == NULL && X.run_wait)
-		snprintf(buf, len, "redis (%s, waiting for node 0 to open this "
-		    "launch's run)", ac_rconn_where());
-	else if (down == NULL)
-		snprintf(buf, len, "redis (%s, run %ld)", ac_rconn_where(),
-		    X.runid->run);
-	else
-		snprintf(buf, len, "redis (%s: %s)", final ? "failed" : "down",
-		    down);
 }
 
 /* store.h's unpost: WITHDRAW_LUA, at once (the helper exits). */
@@ -1748,7 +1624,7 @@ s_unpost(const struct ac_coll *c)
 	const char *argv[7] = { "EVAL", WITHDRAW_LUA, "3", arr, fail, done,
 	    node };
 
-	if (!X.registered)
+	if (!ready())
 		return -1;
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
@@ -1782,7 +1658,7 @@ static const struct ac_xport xport = {
 	.fds = ac_rconn_fds,
 	.events = ac_rconn_events,
 	.timer = x_timer,
-	.describe = x_describe,
+	.describe = ac_rdvproto_describe,
 	.down = ac_rconn_down,
 	.stop = x_stop,
 	.arrive = x_arrive,
@@ -1796,9 +1672,10 @@ static const struct ac_xport xport = {
 };
 
 static const struct ac_store store = {
-	.name = "redis", .ready = ready, .put = s_put, .get = s_get,
-	.resync = s_resync, .swept = swept, .unpost = s_unpost,
-	.rejoin = s_rejoin,
+	.name = "redis", .up = ac_rconn_up, .where = ac_rconn_where,
+	.down = ac_rconn_down, .fail = ac_rconn_fail, .join = s_join,
+	.bind = s_bind, .probe = s_probe, .leave = s_leave, .put = s_put,
+	.get = s_get, .resync = s_resync, .swept = swept, .unpost = s_unpost,
 };
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry, on_wake };

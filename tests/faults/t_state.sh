@@ -255,9 +255,19 @@ testRerunAfterSigkill() {
 	kill -9 "$c" $(cat "$(scratch)"/l1/n0/*.pid) 2>/dev/null
 	wait "$c" 2>/dev/null
 
-	local t0 t1; t0=$(date +%s%N)
-	rk_node l2 1 barrier --timeout 5s x
+	# Node 1 probes launch 1's run (3 s, again after each wait of
+	# 250 ms): status says so, over every store (only etcd's did).
+	local t0 t1 st="" i=0; t0=$(date +%s%N)
+	(rk_node l2 1 barrier --timeout 5s x; echo "$rc" >"$(scratch)/l2.x.rc") &
+	local w=$!
+	until [ -s "$(scratch)/l2.x.rc" ] || [ $i -ge 400 ]; do
+		case $st in *"is its node 0 alive?"*) break;; esac
+		st=$(rk_env l2 1 "$ACCELCTL" status 2>&1); i=$((i + 1)); sleep 0.01
+	done
+	wait "$w"; rc=$(cat "$(scratch)/l2.x.rc"); err=$(cat "$(scratch)/l2.err.1")
 	t1=$(date +%s%N)
+	assertContains "status while node 1 probes: $st" "$st" "joining run"
+	assertContains "$st" "is its node 0 alive?"
 	assertEquals "launch 2's node 1 alone does not pass x ($err)" 124 "$rc"
 	assertTrue "it waited its deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -ge 5000 ]"
 	assertContains "$(cat "$(scratch)"/l2/n1/*.log)" "did not answer"

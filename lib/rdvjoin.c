@@ -1,0 +1,420 @@
+/* rdvjoin.c: a store's place in the job's run, written once: register, wait for node 0, probe a run joined fresh, leave a closed one, status' words.
+ *
+ * DESIGN-NOTES "Run identity". A store sends one registration (store.h's
+ * join) and answers it with what it found (ac_rdvproto_joined: in a run,
+ * joined one fresh, wait for node 0, the place taken); what follows is
+ * decided here, the same over every store: the waits and their back-off, the
+ * probe of a run joined fresh (is its node 0 alive?), the run identity saved,
+ * the sweep, and leaving a run that was an earlier launch's. Both rerun
+ * guards hold so for every store: the node count (the store's registration
+ * refuses a run of another size) and node 0's liveness (the probe here).
+ * Before issue 19 each store had its own copy, and they drifted: Redis waited
+ * with a back-off, etcd every 250 ms; etcd saved the lineage's nonce before
+ * its first registration, Redis did not; only etcd's status said a probe was
+ * under way.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "duration.h"
+#include "log.h"
+#include "rdvjoin.h"
+#include "rdvproto.h"
+
+#define KEY_MAX 64
+/* How long a node joining a run fresh waits for that run's node 0 to answer
+ * its ping, and how often it reads the answer meanwhile. */
+#define PROBE_MS	3000
+#define PROBE_POLL_MS	50
+/* Waiting for node 0 to open the run: asked again after 10 ms, doubling to
+ * a second (nodes start together, mostly; one that starts late must not
+ * cost the store a registration every 10 ms); after a probe no node 0
+ * answered, 250 ms. */
+#define WAIT_FIRST_MS	10
+#define WAIT_MAX_MS	1000
+#define WAIT_PROBED_MS	250
+
+static struct {
+	struct ac_job		*job;
+	struct ac_runid		*rid;
+	const struct ac_store	*st;
+	int	 in;		/* registered in rid->run (over the connection up) */
+	int	 pending;	/* a registration is out (or its run probed) */
+	int	 again;		/* asked while one was out: sent at its answer */
+	int	 wait;		/* told to wait for node 0 to open the run */
+	long	 retry;		/* ms: register again (wait) */
+	long	 delay;		/* ms, doubling */
+	int	 nonce_saved;	/* the lineage's nonce is on disk */
+	/* The run joined fresh, and what was seen there (leave a closed one). */
+	long	 fresh;		/* the run we joined fresh (not opened), or 0 */
+	long	 closed_seen;	/* told it is closed while no rank of ours waited */
+	int	 progressed;	/* a cross-node collective completed in it */
+	/* The probe of a run joined fresh. */
+	long	 probing;	/* the run whose node 0 we ask, or 0 */
+	long	 probe_tries;	/* probes no node 0 answered, for the log */
+	char	 probe_nonce[40];
+	long	 probe_end, probe_next;	/* ms */
+	int	 probe_busy;	/* a read of the answer is out */
+	unsigned probe_epoch;	/* a new probe: older answers are stale */
+} J;
+
+void
+ac_rdvjoin_init(struct ac_job *j, struct ac_runid *rid,
+    const struct ac_store *s)
+{
+	memset(&J, 0, sizeof(J));
+	J.job = j;
+	J.rid = rid;
+	J.st = s;
+}
+
+int
+ac_rdvproto_ready(void)
+{
+	return J.st != NULL && J.in && J.st->up();
+}
+
+int
+ac_rdvproto_named(void)
+{
+	return J.st != NULL && (J.in || J.probing != 0) && J.st->up();
+}
+
+int
+ac_rdvproto_joining(void)
+{
+	return J.pending;
+}
+
+/* --- the registration --- */
+
+void
+ac_rdvproto_join(int keep)
+{
+	if (!keep)
+		J.in = 0;
+	if (!J.st->up())
+		return;		/* registered at the next connect */
+	if (J.pending) {
+		/* Its answer is of what we knew before: this one follows. */
+		J.again = 1;
+		return;
+	}
+	/*
+	 * A fresh lineage's nonce is on disk before the store holds it: a
+	 * helper that replaces this one, killed before it knew its run,
+	 * finds its place as its own instead of taken (helper.c keeps run 0
+	 * as unknown).
+	 */
+	if (J.rid->run == 0 && !J.nonce_saved && J.rid->save != NULL) {
+		J.rid->save(J.rid);
+		J.nonce_saved = 1;
+	}
+	J.pending = 1;
+	J.st->join();
+}
+
+static void probe_stop(void);
+
+void
+ac_rdvproto_connected(void)
+{
+	J.in = 0;
+	J.pending = 0;
+	J.again = 0;
+	J.probing = 0;
+	probe_stop();
+	ac_rdvproto_join(0);
+}
+
+/* Registered in RUN (FRESH: joined it fresh, and its node 0 answered). */
+static void
+in_run(long run, int fresh)
+{
+	int moved = run != J.rid->run;
+
+	J.pending = 0;
+	J.wait = 0;
+	J.delay = 0;
+	J.probing = 0;
+	J.probe_tries = 0;
+	if (moved) {
+		if (J.rid->run != 0)
+			ac_log("rendezvous: run %ld of job %s", run, J.job->id);
+		J.rid->run = run;
+		if (J.rid->save != NULL)
+			J.rid->save(J.rid);
+	}
+	J.in = 1;
+	if (fresh)
+		J.fresh = run;
+	J.st->bind(moved);
+	ac_rdvproto_sweep();
+	ac_rdvproto_up();
+}
+
+/* Wait DELAY ms for node 0 to open this launch's run (the newest, RUN, is
+ * not ours), then register again. */
+static void
+wait_for_node0(long run, long delay)
+{
+	J.pending = 0;
+	if (!J.wait)
+		ac_log("rendezvous: waiting for node 0 to open this launch's run "
+		    "of job %s (the newest, %ld, is not ours)", J.job->id, run);
+	J.wait = 1;
+	J.delay = delay;
+	J.retry = ac_now_ms() + delay;
+}
+
+static void probe(long run);
+
+void
+ac_rdvproto_joined(enum ac_join how, long run)
+{
+	char why[600];
+
+	if (!J.pending)
+		return;		/* given up by a reconnect */
+	if (how != AC_JOIN_DOWN && J.again) {
+		J.again = 0;
+		J.pending = 0;
+		ac_rdvproto_join(J.in);
+		return;
+	}
+	J.again = 0;
+	switch (how) {
+	case AC_JOIN_DOWN:
+		J.pending = 0;		/* registered at the next connect */
+		break;
+	case AC_JOIN_TAKEN:
+		J.pending = 0;
+		snprintf(why, sizeof(why), "node %ld's place in run %ld of job %s "
+		    "was taken by another helper (a second run under the same "
+		    "ACCELCTL_JOB_ID?)", J.job->node, run, J.job->id);
+		J.st->fail(why);
+		break;
+	case AC_JOIN_WAIT:
+		wait_for_node0(run, J.delay == 0 ? WAIT_FIRST_MS :
+		    J.delay < WAIT_MAX_MS / 2 ? 2 * J.delay : WAIT_MAX_MS);
+		break;
+	case AC_JOIN_FRESH:
+		J.wait = 0;
+		J.delay = 0;
+		probe(run);		/* J.pending stays set */
+		break;
+	case AC_JOIN_IN:
+		in_run(run, 0);
+		break;
+	}
+}
+
+/* --- node 0's liveness: a node joining a run fresh asks it --- */
+
+/*
+ * A node other than 0 that took its free place in the newest run fresh may
+ * be in an earlier launch's run whose node 0 was killed (SIGKILL: its
+ * arrivals never withdrawn, its keys alive for a TTL or a lease): counting
+ * there would pass on a dead node's arrival. So before it counts (nothing
+ * posted, the run's events not followed as its own) it puts ping/NODE with
+ * its nonce, told to the run, and reads pong/NODE every PROBE_POLL_MS until
+ * PROBE_MS; node 0 answers the ping with pong/NODE (ac_rdvjoin_ping). A live
+ * node 0 of this launch answers at once; one of a launch that died never
+ * does, and the place is given back (store.h's leave) to wait for this
+ * launch's node 0. A live node 0 of an earlier launch (idle) answers: the
+ * run is left when this launch's node 0 opens its own (ac_rdvproto_closed).
+ * The store names the probed run's keys meanwhile (store.h's probe).
+ */
+static void
+probe(long run)
+{
+	char key[KEY_MAX];
+	long now = ac_now_ms();
+
+	J.probing = run;
+	J.st->probe(run);
+	J.probe_epoch++;
+	J.probe_busy = 0;
+	J.probe_end = now + PROBE_MS;
+	J.probe_next = now + PROBE_POLL_MS;
+	/* The lineage's nonce and this probe's number: a pong left from an
+	 * earlier probe (nobody deletes it) answers no later one. */
+	snprintf(J.probe_nonce, sizeof(J.probe_nonce), "%016llx.%u",
+	    (unsigned long long)J.rid->nonce, J.probe_epoch);
+	snprintf(key, sizeof(key), "ping/%ld", J.job->node);
+	J.st->put(key, J.probe_nonce, strlen(J.probe_nonce), AC_PUT_TELL,
+	    NULL, NULL);
+}
+
+static void
+probe_stop(void)
+{
+	J.probe_epoch++;
+	J.probe_busy = 0;
+}
+
+/* Run J.probing's node 0 answered (ALIVE), or did not in PROBE_MS. */
+static void
+probed(int alive)
+{
+	long run = J.probing;
+
+	probe_stop();
+	if (alive) {
+		in_run(run, 1);
+		return;
+	}
+	J.st->leave(run);
+	if (J.probe_tries++ == 0)
+		ac_log("rendezvous: node 0 of run %ld of job %s did not answer: "
+		    "an earlier launch's run", run, J.job->id);
+	J.probing = 0;
+	wait_for_node0(run, WAIT_PROBED_MS);
+}
+
+static void
+on_pong(int ok, const char *v, size_t len, void *priv)
+{
+	if ((unsigned)(size_t)priv != J.probe_epoch || J.probing == 0)
+		return;
+	J.probe_busy = 0;
+	if (ok == 1 && len == strlen(J.probe_nonce) &&
+	    memcmp(v, J.probe_nonce, len) == 0)
+		probed(1);
+}
+
+static long
+probe_timer(long now)
+{
+	char key[KEY_MAX];
+
+	if (J.probing == 0 || !J.st->up())
+		return -1;
+	if (now >= J.probe_end) {
+		probed(0);
+		return -1;
+	}
+	if (now >= J.probe_next && !J.probe_busy) {
+		J.probe_next = now + PROBE_POLL_MS;
+		J.probe_busy = 1;
+		snprintf(key, sizeof(key), "pong/%ld", J.job->node);
+		J.st->get(key, on_pong, (void *)(size_t)J.probe_epoch);
+	}
+	/* A read out: its answer comes by the store's descriptor, the end by
+	 * the clock (a time already past was no time at all to the loop). */
+	if (J.probe_busy || J.probe_next >= J.probe_end)
+		return J.probe_end - now;
+	return J.probe_next - now;
+}
+
+/*
+ * Node 0's answer to a node that joins its run fresh and asks whether it is
+ * alive. Not a node this job does not have (a launch of more nodes under the
+ * same job id): its place is no place in our run.
+ */
+void
+ac_rdvjoin_ping(long node, const char *v, size_t len)
+{
+	char key[KEY_MAX];
+
+	if (J.job->node != 0 || node <= 0 || node >= J.job->nnodes)
+		return;
+	snprintf(key, sizeof(key), "pong/%ld", node);
+	J.st->put(key, v, len, 0, NULL, NULL);
+}
+
+long
+ac_rdvjoin_timer(long now)
+{
+	long t = probe_timer(now);
+
+	/* Not registered yet: node 0 has not opened this launch's run. */
+	if (J.st->up() && !J.in && !J.pending && J.wait) {
+		if (now >= J.retry) {
+			ac_rdvproto_join(0);
+			return t;
+		}
+		if (t < 0 || J.retry - now < t)
+			t = J.retry - now;
+	}
+	return t;
+}
+
+/* --- a run joined fresh that node 0 closed --- */
+
+/*
+ * A fresh node k joins the newest run of its job id when its place there is
+ * free; when node 0 of its own launch opens a newer run, the one it joined
+ * was an earlier launch's. POSTING: a rank of ours posts now. 1 when the
+ * helper leaves it: it registers again, fresh, and nothing is posted until
+ * that is answered.
+ */
+static int
+leave_closed(int posting)
+{
+	/* Only a run joined fresh where nothing completed can be a mistake. */
+	if (J.fresh == 0 || J.fresh != J.rid->run || J.progressed)
+		return 0;
+	/*
+	 * No rank waits here: a helper whose ranks all left has nothing to
+	 * carry over, and stays (an earlier launch's idle helper must not take
+	 * a place in the new run); one whose ranks have not come yet (started
+	 * by a prolog or `helper start`) leaves when the first of them posts.
+	 */
+	if (!posting && !ac_job_waiting_across(J.job)) {
+		J.closed_seen = J.rid->run;
+		return 0;
+	}
+	ac_log("rendezvous: run %ld of job %s was an earlier launch's; "
+	    "joining node 0's", J.rid->run, J.job->id);
+	J.fresh = 0;
+	J.closed_seen = 0;
+	J.rid->run = 0;
+	ac_rdvproto_join(0);
+	return 1;
+}
+
+void
+ac_rdvproto_closed(void)
+{
+	(void)leave_closed(0);
+}
+
+int
+ac_rdvproto_moved_on(void)
+{
+	if (J.closed_seen == 0 || J.closed_seen != J.rid->run)
+		return 0;
+	J.closed_seen = 0;
+	return leave_closed(1);
+}
+
+void
+ac_rdvproto_progressed(void)
+{
+	J.progressed = 1;
+}
+
+/* --- status --- */
+
+void
+ac_rdvproto_describe(char *buf, size_t len)
+{
+	int final;
+	const char *down = J.st->down(&final), *name = J.st->name;
+
+	if (down != NULL)
+		snprintf(buf, len, "%s (%s: %s)", name, final ? "failed" : "down",
+		    down);
+	else if (J.probing != 0)
+		snprintf(buf, len, "%s (%s, joining run %ld: is its node 0 "
+		    "alive?)", name, J.st->where(), J.probing);
+	else if (J.wait)
+		snprintf(buf, len, "%s (%s, waiting for node 0 to open this "
+		    "launch's run)", name, J.st->where());
+	else
+		snprintf(buf, len, "%s (%s, run %ld)", name, J.st->where(),
+		    J.rid->run);
+}
