@@ -53,7 +53,7 @@ static struct {
 	int	 progressed;	/* a cross-node collective completed in it */
 	/* The probe of a run joined fresh. */
 	long	 probing;	/* the run whose node 0 we ask, or 0 */
-	long	 probe_tries;	/* probes no node 0 answered, for the log */
+	long	 probe_said;	/* the run whose silent node 0 was logged */
 	char	 probe_nonce[40];
 	long	 probe_end, probe_next;	/* ms */
 	int	 probe_busy;	/* a read of the answer is out */
@@ -139,7 +139,7 @@ in_run(long run, int fresh)
 	J.wait = 0;
 	J.delay = 0;
 	J.probing = 0;
-	J.probe_tries = 0;
+	J.probe_said = 0;
 	if (moved) {
 		if (J.rid->run != 0)
 			ac_log("rendezvous: run %ld of job %s", run, J.job->id);
@@ -201,7 +201,8 @@ ac_rdvproto_joined(enum ac_join how, long run)
 		    J.delay < WAIT_MAX_MS / 2 ? 2 * J.delay : WAIT_MAX_MS);
 		break;
 	case AC_JOIN_FRESH:
-		J.wait = 0;
+		/* J.wait stays: a wait said once is not said again at
+		 * each probe no node 0 answers (review of issue 19). */
 		J.delay = 0;
 		probe(run);		/* J.pending stays set */
 		break;
@@ -267,9 +268,12 @@ probed(int alive)
 		return;
 	}
 	J.st->leave(run);
-	if (J.probe_tries++ == 0)
+	/* Said once a run, and the wait once (wait_for_node0): a probe
+	 * every 3.25 s said both each time (review of issue 19). */
+	if (J.probe_said != run)
 		ac_log("rendezvous: node 0 of run %ld of job %s did not answer: "
 		    "an earlier launch's run", run, J.job->id);
+	J.probe_said = run;
 	J.probing = 0;
 	wait_for_node0(run, WAIT_PROBED_MS);
 }

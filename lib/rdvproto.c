@@ -37,6 +37,24 @@
  * (a node that never comes must not cost a read every round). */
 #define NAMES_FIRST_MS	100
 #define NAMES_MAX_MS	5000
+/*
+ * Which nodes a barrier waits for is read only while it waits, not in an
+ * arrival (that would be work in proportion to the nodes, at every one):
+ * first LOOK_FIRST_MS after this node's arrival was answered "not the last",
+ * then less often, up to every LOOK_MAX_MS. A barrier that completes sooner
+ * costs no look at all; a timeout or status names the nodes of the last look.
+ */
+#define LOOK_FIRST_MS	500
+#define LOOK_MAX_MS	10000
+
+/* A collective this node posted to the store (an arrival, a read of a
+ * result): those are what a look is about. */
+struct posted {
+	struct posted	*next;
+	char		 key[AC_KEY_MAX];
+	int64_t		 gen;
+	int		 looks;		/* looks at it so far */
+};
 
 static struct {
 	struct ac_job		*job;
@@ -56,10 +74,14 @@ static struct {
 	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
 	long			 next_names;	/* ms: look again for unnamed missing nodes */
 	long			 names_delay;	/* ms, doubling */
+	struct posted		*posted;	/* barriers posted to, results waited for */
+	long			 next_look;	/* ms: look at them again, or 0 */
+	long			 look_delay;	/* ms, doubling */
 } P;
 
 static void send_off(void);
 static long names_timer(long now);
+static long look_timer(long now);
 
 static void
 deliver(const char *state, const char *v, size_t len)
@@ -249,6 +271,8 @@ ac_rdvproto_timer(long now)
 
 	if ((n = names_timer(now)) >= 0 && (t < 0 || n < t))
 		t = n;
+	if ((n = look_timer(now)) >= 0 && (t < 0 || n < t))
+		t = n;
 	return t;
 }
 
@@ -268,6 +292,105 @@ names_timer(long now)
 		(void)look_names(1);
 	}
 	return P.next_names - now;
+}
+
+/* --- looks: which nodes a barrier still waits for (store.h's look) --- */
+
+/* Drop what is released or forgotten from the posted list at PP on. */
+static struct posted **
+posted_next(struct posted **pp)
+{
+	struct posted *p;
+
+	while ((p = *pp) != NULL) {
+		const struct ac_coll *c = ac_job_find(P.job, p->key, p->gen);
+
+		if (c != NULL && !c->done)
+			return pp;
+		*pp = p->next;
+		free(p);
+	}
+	return pp;
+}
+
+int
+ac_rdvproto_posted(const struct ac_coll *c)
+{
+	struct posted **pp, *p;
+
+	for (pp = posted_next(&P.posted); *pp != NULL;
+	    pp = posted_next(&(*pp)->next))
+		if ((*pp)->gen == c->gen && strcmp((*pp)->key, c->key) == 0)
+			return 1;
+	if ((p = malloc(sizeof(*p))) != NULL) {
+		snprintf(p->key, sizeof(p->key), "%s", c->key);
+		p->gen = c->gen;
+		p->looks = 0;
+		p->next = P.posted;
+		P.posted = p;
+	}
+	return 0;
+}
+
+void
+ac_rdvproto_look_soon(void)
+{
+	long at = ac_now_ms() + LOOK_FIRST_MS;
+
+	if (P.next_look == 0 || at < P.next_look) {
+		P.next_look = at;
+		P.look_delay = LOOK_FIRST_MS;
+	}
+}
+
+/*
+ * Look at every barrier this node posted and still waits at, and every
+ * result it waits for (an event may be trimmed before a node that is slow
+ * reads it: the store's look reads the result too); 1 if any. From a
+ * collective's second look on (late: half a second after the first at
+ * least) the abort is read as well (its event may have been trimmed): a
+ * barrier that completes in its first seconds costs no more than the
+ * store's look. Late is each collective's own, not the schedule's: posts
+ * of other barriers reset the schedule, and a node that posted every
+ * half second never looked at any barrier late (review of issue 19).
+ */
+static int
+look(void)
+{
+	int late, any = 0, any_late = 0;
+	struct posted **pp;
+
+	for (pp = posted_next(&P.posted); *pp != NULL;
+	    pp = posted_next(&(*pp)->next)) {
+		struct ac_coll *c = ac_job_find(P.job, (*pp)->key, (*pp)->gen);
+
+		if (c->waiters == 0)
+			continue;
+		any = 1;
+		late = (*pp)->looks++ > 0;
+		any_late |= late;
+		P.st->look(c, late);
+	}
+	if (any_late)
+		ac_rdvproto_read_abort();
+	return any;
+}
+
+static long
+look_timer(long now)
+{
+	if (P.st->look == NULL || !ac_rdvproto_ready() || P.next_look == 0)
+		return -1;
+	if (now >= P.next_look) {
+		if (!look()) {
+			P.next_look = 0;
+			return -1;
+		}
+		P.look_delay = P.look_delay < LOOK_MAX_MS / 2 ?
+		    2 * P.look_delay : LOOK_MAX_MS;
+		P.next_look = now + P.look_delay;
+	}
+	return P.next_look - now;
 }
 
 /* --- the abort: the first one stays, and every node is told --- */
@@ -492,6 +615,12 @@ ac_rdvproto_stop(void)
 	for (long n = 0; P.nodes != NULL && n < P.job->nnodes; n++)
 		free(P.nodes[n]);
 	free(P.nodes);
+	while (P.posted != NULL) {
+		struct posted *p = P.posted;
+
+		P.posted = p->next;
+		free(p);
+	}
 	memset(&P, 0, sizeof(P));
 }
 

@@ -26,6 +26,12 @@ void ac_rdvproto_told(const char *key, const char *v, size_t len);
  * KEY's kind? The store then neither posts nor sweeps them. */
 int  ac_rdvproto_elsewhere(const char *key);
 
+/* This node posted C to the store (its arrival, a read of its result):
+ * 1 when it had before. Looks are about those (store.h's look). */
+int  ac_rdvproto_posted(const struct ac_coll *c);
+/* A post was answered "not complete": look at what waits, soon. */
+void ac_rdvproto_look_soon(void);
+
 /* The work due at NOW (looks for the names of missing nodes): ms until it
  * wants to run again, or -1. */
 long ac_rdvproto_timer(long now);

@@ -73,6 +73,14 @@ struct ac_store {
 	 * needs none; one whose events start at its registration (etcd's
 	 * watch) reads them so, in one request, not a key at a time. */
 	void	(*list)(const char *prefix, ac_store_list_cb *cb);
+	/* Optional: read which nodes C (a barrier this node posted, or a
+	 * result it waits for) still waits for, into C's xmissing, and its
+	 * result in case its event was trimmed (ac_rdvproto_look_soon
+	 * schedules it). LATE: C's second look or a later one (half a
+	 * second after its first at least). A
+	 * store whose events say who arrived (etcd's watch of every node's
+	 * key) needs none. */
+	void	(*look)(struct ac_coll *c, int late);
 	/* Post again everything in flight and the last results (a
 	 * collective another transport carried is now this one's). */
 	void	(*resync)(void);

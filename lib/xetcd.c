@@ -1590,8 +1590,9 @@ answer(enum ac_join how, long run, json_t *reply)
 	ac_rdvproto_joined(how, run);
 }
 
-/* store.h's probe: RUN's keys named, and its events followed from after
- * our member key's put (a ping's pong, an abort). */
+/* store.h's probe: RUN's keys named (the ping put, its pong read), and its
+ * watch started from after our member key's put; its events are handled
+ * once bound (on_watch asks ready). */
 static void
 s_probe(long run)
 {

@@ -56,9 +56,6 @@ static struct {
 	long		 refresh_ms, next_refresh;
 	char		 base[AC_KEY_MAX + 32];		/* accelctl:{JOB}: */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
-	long		 next_look;	/* ms: read which nodes are missing, or 0 */
-	struct req	*posted;	/* barriers posted to, results waited for */
-	long		 look_delay;	/* ms, doubling */
 	long		 next_keep;	/* ms: the kept results' next refresh */
 	int		 wake_busy;	/* node 0: a wake's look is out */
 } X;
@@ -295,9 +292,9 @@ static struct script *const scripts[] = { &register_lua, &arrive_lua,
     &want_lua, &resync_lua, &publish_lua, &put_lua, &wake_lua };
 
 struct req {
-	struct req *next;
 	char	key[AC_KEY_MAX];
 	int64_t	gen;
+	int	late;		/* a look's: the barrier waited a while */
 };
 
 static void sweep(void);
@@ -482,9 +479,9 @@ new_req(const struct ac_coll *c)
 	struct req *r = malloc(sizeof(*r));
 
 	if (r != NULL) {
-		r->next = NULL;
 		snprintf(r->key, sizeof(r->key), "%s", c->key);
 		r->gen = c->gen;
+		r->late = 0;
 	}
 	return r;
 }
@@ -519,27 +516,6 @@ note_missing(struct ac_coll *c, const char *bits, size_t len)
 			continue;
 		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
 		    "%s%ld", n ? ", " : "", node);
-	}
-}
-
-/*
- * Which nodes are missing is read only while a barrier waits, not in an
- * arrival (that would be work in proportion to the nodes, at every one):
- * first LOOK_FIRST_MS after this node's arrival was answered "not the last",
- * then less often, up to every LOOK_MAX_MS. A barrier that completes sooner
- * costs no look at all; a timeout or status names the nodes of the last look.
- */
-#define LOOK_FIRST_MS	500
-#define LOOK_MAX_MS	10000
-
-static void
-look_soon(void)
-{
-	long at = ac_now_ms() + LOOK_FIRST_MS;
-
-	if (X.next_look == 0 || at < X.next_look) {
-		X.next_look = at;
-		X.look_delay = LOOK_FIRST_MS;
 	}
 }
 
@@ -584,10 +560,8 @@ on_look(redisReply *reply, void *priv)
 		note_missing(c, v, len);
 		if (!arrived_bit(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
-		else if (c->xmissing[0] == '\0' && ready() &&
-		    X.look_delay >= 4 * LOOK_FIRST_MS) {
-			/* (The delay was doubled when the look was sent.)
-			 * Every bit is set, yet no result, still at a second
+		else if (c->xmissing[0] == '\0' && ready() && r->late) {
+			/* Every bit is set, yet no result, still at a later
 			 * look (not the moment between a live last arrival's
 			 * BITFIELD and its script, which every waiting node
 			 * may look at together): the last arrival's node died
@@ -604,93 +578,34 @@ on_look(redisReply *reply, void *priv)
 }
 
 /*
- * Remember that this node's arrival at C went to Redis (NCCL posts only the
- * barriers that wait long): those are the ones a look is about. 1 when this
- * helper had posted it before.
+ * store.h's look at C: three plain commands (GET the result, EXPIRE and GET
+ * the arrivals: a bit per node, 129 bytes for 1,000 nodes), not a script: a
+ * look is for a progress line, a timeout's message or status, and needs no
+ * atomicity. The EXPIRE sets the TTL that the first arrival sets, in case its
+ * helper died between its fast path and its EXPIRE.
  */
-static int
-note_posted(const struct ac_coll *c)
-{
-	struct req **pp = &X.posted, *p;
-
-	while ((p = *pp) != NULL) {
-		const struct ac_coll *o = ac_job_find(X.job, p->key, p->gen);
-
-		if (p->gen == c->gen && strcmp(p->key, c->key) == 0)
-			return 1;
-		if (o == NULL || o->done) {
-			*pp = p->next;		/* released: the list stays short */
-			free(p);
-		} else
-			pp = &p->next;
-	}
-	if ((p = new_req(c)) != NULL) {
-		p->next = X.posted;
-		X.posted = p;
-	}
-	return 0;
-}
-
-/*
- * Look at every barrier this node posted and still waits at, and every
- * result op it waits for (a stream's entry may be trimmed before a node that
- * is slow reads it: the look reads the result, and the abort); 1 if any. Three
- * plain commands each (GET the result, EXPIRE and GET the arrivals: a bit
- * per node, 129 bytes for 1,000 nodes), not a script: a look is for a
- * progress line, a timeout's message or status, and needs no atomicity. The
- * EXPIRE sets the TTL that the first arrival sets, in case its helper died
- * between its fast path and its EXPIRE.
- */
-static int
-look(void)
+static void
+s_look(struct ac_coll *c, int late)
 {
 	char arr[KEY_MAX], done[KEY_MAX], ttl[24];
 	const char *get_done[2] = { "GET", done }, *get_arr[2] = { "GET", arr };
 	const char *expire[3] = { "EXPIRE", arr, ttl };
-	struct req **pp = &X.posted, *p;
-	int any = 0;
+	struct req *r;
 
+	keyname(done, sizeof(done), "done", c->key, c->gen);
+	if ((r = new_req(c)) != NULL &&
+	    ac_rconn_cmd(on_look_done, r, 2, get_done, NULL) == -1)
+		free(r);
+	/* A result op (broadcast, --wait, main-first) has no arrivals: its
+	 * look only reads the result. */
+	if (c->op != AC_OP_BARRIER || (r = new_req(c)) == NULL)
+		return;
+	r->late = late;
+	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	while ((p = *pp) != NULL) {
-		struct ac_coll *c = ac_job_find(X.job, p->key, p->gen);
-		struct req *r1, *r2;
-
-		if (c == NULL || c->done) {
-			*pp = p->next;		/* released (or forgotten) */
-			free(p);
-			continue;
-		}
-		pp = &p->next;
-		if (c->waiters == 0)
-			continue;
-		any = 1;
-		if ((r1 = new_req(c)) == NULL)
-			continue;
-		if ((r2 = new_req(c)) == NULL) {
-			free(r1);
-			continue;
-		}
-		keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-		keyname(done, sizeof(done), "done", c->key, c->gen);
-		if (ac_rconn_cmd(on_look_done, r1, 2, get_done, NULL) == -1)
-			free(r1);
-		/* A result op (broadcast, --wait, main-first) has no arrivals:
-		 * its look only reads the result. */
-		if (c->op != AC_OP_BARRIER) {
-			free(r2);
-			continue;
-		}
-		ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
-		if (ac_rconn_cmd(on_look, r2, 2, get_arr, NULL) == -1)
-			free(r2);
-	}
-	/* An abort whose entry was trimmed before this node read it: only
-	 * for waits that last (from the second look on, 1.5 s), which keeps
-	 * the look of a barrier that completes in its first seconds at
-	 * three commands. */
-	if (any && X.look_delay >= 2 * LOOK_FIRST_MS)
-		ac_rdvproto_read_abort();
-	return any;
+	ac_rconn_cmd(on_ignore, NULL, 3, expire, NULL);
+	if (ac_rconn_cmd(on_look, r, 2, get_arr, NULL) == -1)
+		free(r);
 }
 
 /*
@@ -739,7 +654,7 @@ on_arrive(redisReply *reply, void *priv)
 			ac_rdvproto_deliver(r->key, r->gen, v->str, v->len);
 		else if ((c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
 		    !c->done)
-			look_soon();	/* which nodes are missing: later */
+			ac_rdvproto_look_soon();	/* which nodes are missing: later */
 	}
 	free(r);
 }
@@ -839,7 +754,7 @@ on_fast(redisReply *reply, void *priv)
 		arrive_script(X.job, c, r);
 		return;
 	}
-	look_soon();	/* which nodes are missing: later */
+	ac_rdvproto_look_soon();	/* which nodes are missing: later */
 	free(r);
 }
 
@@ -863,7 +778,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected (in node 0's run) */
-	if (note_posted(c) || !all_ok(j, c)) {
+	if (ac_rdvproto_posted(c) || !all_ok(j, c)) {
 		arrive_script(j, c, r);
 		return;
 	}
@@ -1194,8 +1109,8 @@ on_want(redisReply *reply, void *priv)
 	    NULL && !c->done) {
 		/* Not yet: the stream will say, and a look reads it in
 		 * case its entry is trimmed before this node reads it. */
-		(void)note_posted(c);
-		look_soon();
+		(void)ac_rdvproto_posted(c);
+		ac_rdvproto_look_soon();
 	}
 	free(r);
 }
@@ -1582,19 +1497,6 @@ x_timer(long now)
 
 	if (t >= 0 && (next < 0 || t < next))
 		next = t;
-	/* A barrier still waits: which nodes is it waiting for? */
-	if (ready() && X.next_look != 0) {
-		if (now >= X.next_look) {
-			if (look()) {
-				X.look_delay = X.look_delay < LOOK_MAX_MS / 2 ?
-				    2 * X.look_delay : LOOK_MAX_MS;
-				X.next_look = now + X.look_delay;
-			} else
-				X.next_look = 0;
-		}
-		if (X.next_look != 0 && (next < 0 || X.next_look - now < next))
-			next = X.next_look - now;
-	}
 	/* Kept results live while kept (keep_pump). */
 	if (ready() && pubs != NULL) {
 		if (now >= X.next_keep) {
@@ -1644,12 +1546,6 @@ x_stop(void)
 		pubs = p->next;
 		pub_free(p);
 	}
-	while (X.posted != NULL) {
-		struct req *p = X.posted;
-
-		X.posted = p->next;
-		free(p);
-	}
 	ac_rdvproto_stop();
 }
 
@@ -1675,7 +1571,8 @@ static const struct ac_store store = {
 	.name = "redis", .up = ac_rconn_up, .where = ac_rconn_where,
 	.down = ac_rconn_down, .fail = ac_rconn_fail, .join = s_join,
 	.bind = s_bind, .probe = s_probe, .leave = s_leave, .put = s_put,
-	.get = s_get, .resync = s_resync, .swept = swept, .unpost = s_unpost,
+	.get = s_get, .look = s_look, .resync = s_resync, .swept = swept,
+	.unpost = s_unpost,
 };
 
 static const struct ac_rconn_hooks hooks = { on_ready, on_entry, on_wake };

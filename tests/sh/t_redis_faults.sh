@@ -303,4 +303,27 @@ testLastArrivalDiedBeforeItsScript() {
 	assertContains "node 0 passed (stderr: $err)" "$out" "rc=0 after"
 }
 
+# As above, while node 0's rank posts another barrier every 0.6 s (each
+# answered "not complete"): a look at h must still come late (its second),
+# and write h's result. Late was the schedule's, which each of those posts
+# reset: h waited until its deadline (review of issue 19).
+testLastArrivalDiedWhileOthersPost() {
+	across 2 1 bash -c '
+		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
+		accelctl barrier --timeout 30s up || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			until [ -n "$(arr)" ]; do sleep 0.02; done
+			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u1 33 1 incrby u32 0 1 >/dev/null
+			exit 0
+		fi
+		(i=0; while [ ! -e "$ACCELCTL_RUNTIME_DIR/h.done" ] && [ $i -lt 40 ]; do
+			accelctl barrier --timeout 2s q$i >/dev/null 2>&1 &
+			i=$((i + 1)); sleep 0.6; done; wait) &
+		t0=$(date +%s%N)
+		accelctl barrier --timeout 12s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"
+		touch "$ACCELCTL_RUNTIME_DIR/h.done"; wait'
+	assertContains "node 0 passed while it posted others (stderr: $err)" "$out" "rc=0 after"
+}
+
 load_shunit2
