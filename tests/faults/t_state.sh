@@ -257,32 +257,20 @@ testRerunAfterSigkill() {
 
 	# Node 1 probes launch 1's run (3 s, again after each wait of
 	# 250 ms): status says so, over every store (only etcd's did).
-	local t0 t1 st="" i=0; t0=$(date +%s%N)
+	local t0 t1; t0=$(date +%s%N)
 	(rk_node l2 1 barrier --timeout 5s x; echo "$rc" >"$(scratch)/l2.x.rc") &
 	local w=$!
-	until [ -s "$(scratch)/l2.x.rc" ] || [ $i -ge 400 ]; do
-		case $st in *"is its node 0 alive?"*) break;; esac
-		st=$(rk_env l2 1 "$ACCELCTL" status 2>&1); i=$((i + 1)); sleep 0.01
-	done
+	probe_status rk_env l2 1 "$(scratch)/l2.x.rc"
 	wait "$w"; rc=$(cat "$(scratch)/l2.x.rc"); err=$(cat "$(scratch)/l2.err.1")
 	t1=$(date +%s%N)
-	assertContains "status while node 1 probes: $st" "$st" "joining run"
-	assertContains "$st" "is its node 0 alive?"
+	assertContains "status while node 1 probes: $PROBE_ST" "$PROBE_ST" "joining run"
+	assertContains "$PROBE_ST" "is its node 0 alive?"
 	# The wait is said once, not at each probe no node 0 answers (it
 	# was, every 3.25 s: review of issue 19). Node 1's helper goes on
 	# probing: until status has shown a second probe end in a wait.
-	local phase=joining seen=0
-	i=0
-	until [ $seen -ge 2 ] || [ $i -ge 2000 ]; do
-		st=$(rk_env l2 1 "$ACCELCTL" status 2>&1)
-		case $phase:$st in
-		joining:*"is its node 0 alive?"*) phase=waiting ;;
-		waiting:*"waiting for node 0"*) seen=$((seen + 1)); phase=joining ;;
-		esac
-		i=$((i + 1)); sleep 0.01
-	done
-	assertTrue "status showed two probes end in a wait ($seen)" "[ $seen -ge 2 ]"
-	assertEquals "one wait logged after $seen probes" 1 \
+	probes_end_in_wait rk_env l2 1
+	assertTrue "status showed two probes end in a wait ($PROBES_SEEN)" "[ $PROBES_SEEN -ge 2 ]"
+	assertEquals "one wait logged after $PROBES_SEEN probes" 1 \
 		"$(cat "$(scratch)"/l2/n1/*.log | grep -c 'waiting for node 0')"
 	assertEquals "launch 2's node 1 alone does not pass x ($err)" 124 "$rc"
 	assertTrue "it waited its deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -ge 5000 ]"

@@ -191,3 +191,30 @@ pair_env() {
 		ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_RANK=0 ACCELCTL_LOCAL_WORLD_SIZE=1 \
 		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES=2 "$@"
 }
+
+# probe_status ENV LAUNCH NODE STOP: read that node's `status` (ENV runs a
+# command in its environment, as pair_env) until it names a probe of a run
+# joined fresh, or file STOP is there; PROBE_ST what it said last.
+probe_status() {
+	local i=0
+	PROBE_ST=""
+	until [ -s "$4" ] || [ $i -ge 400 ]; do
+		case $PROBE_ST in *"is its node 0 alive?"*) return 0 ;; esac
+		PROBE_ST=$("$1" "$2" "$3" "$ACCELCTL" status 2>&1); i=$((i + 1)); sleep 0.01
+	done
+}
+# probes_end_in_wait ENV LAUNCH NODE: read that node's `status` until it has
+# shown two probes end in a wait for node 0 (2,000 reads at most);
+# PROBES_SEEN how many it saw.
+probes_end_in_wait() {
+	local phase=joining i=0 st
+	PROBES_SEEN=0
+	until [ $PROBES_SEEN -ge 2 ] || [ $i -ge 2000 ]; do
+		st=$("$1" "$2" "$3" "$ACCELCTL" status 2>&1)
+		case $phase:$st in
+		joining:*"is its node 0 alive?"*) phase=waiting ;;
+		waiting:*"waiting for node 0"*) PROBES_SEEN=$((PROBES_SEEN + 1)); phase=joining ;;
+		esac
+		i=$((i + 1)); sleep 0.01
+	done
+}

@@ -286,9 +286,9 @@ testEvictedArrivalIsPostedAgain() {
 # Node 1's last arrival lands (its BITFIELD sets its bit and the count says
 # "every node") and its helper dies with its ranks before it sends the script
 # that writes the result (a cgroup killed at once; emulated: node 1's helper is
-# killed and its BITFIELD sent by hand). Every bit is set: node 0 must pass at
-# a look, not wait for its deadline.
-testLastArrivalDiedBeforeItsScript() {
+# killed and its BITFIELD sent by hand). last_died NODE0: that, on 2 nodes,
+# after a barrier `up`; node 0 runs the bash text NODE0.
+last_died() {
 	across 2 1 bash -c '
 		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
 		accelctl barrier --timeout 30s up || exit
@@ -298,6 +298,12 @@ testLastArrivalDiedBeforeItsScript() {
 			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u1 33 1 incrby u32 0 1 >/dev/null
 			exit 0
 		fi
+		'"$1"
+}
+
+# Every bit is set: node 0 must pass at a look, not wait for its deadline.
+testLastArrivalDiedBeforeItsScript() {
+	last_died '
 		t0=$(date +%s%N)
 		accelctl barrier --timeout 15s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
 	assertContains "node 0 passed (stderr: $err)" "$out" "rc=0 after"
@@ -308,15 +314,7 @@ testLastArrivalDiedBeforeItsScript() {
 # and write h's result. Late was the schedule's, which each of those posts
 # reset: h waited until its deadline (review of issue 19).
 testLastArrivalDiedWhileOthersPost() {
-	across 2 1 bash -c '
-		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
-		accelctl barrier --timeout 30s up || exit
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
-			until [ -n "$(arr)" ]; do sleep 0.02; done
-			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u1 33 1 incrby u32 0 1 >/dev/null
-			exit 0
-		fi
+	last_died '
 		(i=0; while [ ! -e "$ACCELCTL_RUNTIME_DIR/h.done" ] && [ $i -lt 40 ]; do
 			accelctl barrier --timeout 2s q$i >/dev/null 2>&1 &
 			i=$((i + 1)); sleep 0.6; done; wait) &
