@@ -26,6 +26,9 @@
 #include "rankproc.h"
 #include "xport.h"
 
+/* An ARRIVE's timeout and progress interval, at most (ms): a year. */
+#define ARRIVE_MS_MAX (366L * 24 * 3600 * 1000)
+
 /*
  * Limits on what one local client may cost the helper (DESIGN-NOTES.md,
  * "Limits"). Each ends in a message to the client, or, for one that does not
@@ -317,6 +320,13 @@ on_arrive(struct ac_hconn *c, struct ac_rd *r)
 	c->coll = co;
 	co->waiters++;
 	c->role = role;
+	/* A client sends at most 30 days (duration.c); a frame's larger one
+	 * is a deadline no wait reaches, capped before the clock's sum
+	 * overflows (fuzz_helper found INT64_MAX). */
+	if (timeout > ARRIVE_MS_MAX)
+		timeout = ARRIVE_MS_MAX;
+	if (progress > ARRIVE_MS_MAX)
+		progress = ARRIVE_MS_MAX;
 	c->deadline = timeout > 0 ? ac_now_ms() + timeout : -1;
 	/* The source runs CMD and reads nothing until it finishes; progress
 	 * is for those who wait (a frame it did not expect looked like a lost
