@@ -700,6 +700,7 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 {
 	size_t n;
 	long shown = 0, missing = 0, sl;
+	const char *why;
 
 	if (c->op == AC_OP_RESULT) {
 		sl = source_lrank(j, c);
@@ -719,6 +720,13 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 	if (c->narrived == j->lsize && c->xsent && j->nnodes == 1) {
 		snprintf(buf, len, "all %ld ranks arrived; waiting for the NCCL "
 		    "all-reduce", j->lsize);
+		return;
+	}
+	if (c->narrived == j->lsize && c->xsent && j->x != NULL &&
+	    j->x->pending != NULL && (why = j->x->pending()) != NULL) {
+		/* Not posted: "other nodes" would send the reader to them. */
+		snprintf(buf, len, "all %ld ranks of node %ld arrived; not posted "
+		    "yet: waiting for %s", j->lsize, j->node, why);
 		return;
 	}
 	if (c->narrived == j->lsize && c->xsent && c->xmissing[0] == '\0') {

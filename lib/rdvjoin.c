@@ -403,6 +403,24 @@ ac_rdvproto_progressed(void)
 
 /* --- status --- */
 
+/* What a barrier that timed out here waits for, while it is not posted. */
+const char *
+ac_rdvproto_pending(void)
+{
+	static char buf[96];
+
+	if (J.st == NULL || ac_rdvproto_ready() || !J.st->up())
+		return NULL;	/* in the run, or down (said as unreachable) */
+	if (J.probing != 0)
+		snprintf(buf, sizeof(buf), "node 0 of run %ld to answer (is it "
+		    "alive?)", J.probing);
+	else if (J.wait)
+		snprintf(buf, sizeof(buf), "node 0 to open this launch's run");
+	else
+		snprintf(buf, sizeof(buf), "this node's registration");
+	return buf;
+}
+
 void
 ac_rdvproto_describe(char *buf, size_t len)
 {

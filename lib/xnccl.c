@@ -1082,6 +1082,14 @@ x_stop(void)
 		N.base->stop();
 }
 
+/* Before the communicator, the rendezvous' arrivals wait where it says. */
+static const char *
+x_pending(void)
+{
+	return N.base != NULL && N.base->pending != NULL ? N.base->pending() :
+	    NULL;
+}
+
 static const struct ac_xport xport = {
 	.name = "nccl",
 	.fds = x_fds,
@@ -1098,6 +1106,7 @@ static const struct ac_xport xport = {
 	.node = x_node,
 	.expired = x_expired,
 	.withdraw = x_withdraw,
+	.pending = x_pending,
 };
 
 const struct ac_xport *

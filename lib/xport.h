@@ -61,6 +61,10 @@ struct ac_xport {
 	 * before (a local rank left it); C->xwd is set until the transport
 	 * has said so, and a transport without this hook keeps the arrival. */
 	void	(*withdraw)(struct ac_job *, struct ac_coll *);
+	/* Optional: while up but not in the run (the arrivals wait to be
+	 * posted), what this node waits for ("node 0 to open this launch's
+	 * run"); else NULL. A timeout names it, not "other nodes". */
+	const char *(*pending)(void);
 };
 
 /*

@@ -1565,6 +1565,7 @@ static const struct ac_xport xport = {
 	.node = ac_rdvproto_node,
 	.expired = NULL,
 	.withdraw = x_withdraw,
+	.pending = ac_rdvproto_pending,
 };
 
 static const struct ac_store store = {

@@ -118,6 +118,16 @@ testNodeOneFirst() {
 	assertEquals "both pass" "0 0" "$rc $(cat "$(scratch)/a.rc.1")"
 }
 
+# A node whose node 0 never came times out saying so, not "waiting for
+# other nodes": its arrival was never posted.
+testNodeZeroNeverCame() {
+	JOB=never0
+	node a 1 barrier --timeout 2s x
+	assertEquals "node 1 alone ($err)" 124 "$rc"
+	assertContains "$err" "all 1 ranks of node 1 arrived; not posted yet: waiting for node 0 to open this launch's run"
+	node a 1 helper stop
+}
+
 # A helper that exits withdraws its arrivals at barriers that did not
 # complete (as over Redis). Nodes 0 and 1 of 3 arrive at x; node 1's rank is
 # killed and its helper stopped; then node 2 arrives. Node 0 (which saw node

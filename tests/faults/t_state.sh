@@ -237,6 +237,17 @@ testClosedBeforeTheRankArrives() {
 rk_node() { PAIR_RDV=unix://$REDIS_SOCK pair_node "$@"; }
 rk_env() { PAIR_RDV=unix://$REDIS_SOCK pair_env "$@"; }
 
+# A node whose node 0 never came times out saying so, as over etcd
+# (etcd.runs testNodeZeroNeverCame).
+testNodeZeroNeverCame() {
+	redis_start
+	JOB=never0$RANDOM
+	rk_node a 1 barrier --timeout 2s x
+	assertEquals "node 1 alone ($err)" 124 "$rc"
+	assertContains "$err" "all 1 ranks of node 1 arrived; not posted yet: waiting for node 0 to open this launch's run"
+	rk_node a 1 helper stop
+}
+
 # Node 0's liveness, as over etcd (etcd.runs testRerunAfterSigkill): launch
 # 1's node 0 waits at x (its bit in Redis) and is SIGKILLed with its helper;
 # node 1 never ran. Launch 2's node 1 comes first: the newest run is launch
