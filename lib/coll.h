@@ -51,9 +51,12 @@ struct ac_keygen {
 	 * walks them, not every collective of the job, so a replay of
 	 * 20,000 names unread stays linear. */
 	struct ac_coll	 *colls;
-	/* The transport's: the newest generation it keeps to post again,
-	 * plus one (0: none), so that keeping one is not a walk of them all. */
+	/* The newest generation kept to post again (rdvkeep.c), plus one
+	 * (0: none), so that keeping one is not a walk of them all. */
 	int64_t		  xkept;
+	/* The store's: the newest generation under way to be written, plus
+	 * one (etcd: a result is kept once etcd has it). */
+	int64_t		  xposted;
 };
 
 struct ac_job {

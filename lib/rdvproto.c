@@ -30,6 +30,7 @@
 #include "log.h"
 #include "rdvproto.h"
 #include "rdvjoin.h"
+#include "rdvkeep.h"
 #include "xvalue.h"
 
 #define KEY_MAX 64
@@ -603,6 +604,7 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
 	P.names_delay = NAMES_FIRST_MS;
 	ac_rdvjoin_init(j, rid, s);
+	ac_rdvkeep_init(j);
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
 	/* Not the lineage's nonce: a restarted helper must see its joined
 	 * key as another's, and this process its own after a reconnect. */
@@ -621,6 +623,7 @@ ac_rdvproto_stop(void)
 		P.posted = p->next;
 		free(p);
 	}
+	ac_rdvkeep_stop();
 	memset(&P, 0, sizeof(P));
 }
 

@@ -40,6 +40,7 @@
 #include "ejson.h"
 #include "kind.h"
 #include "log.h"
+#include "rdvkeep.h"
 #include "rdvproto.h"
 #include "ttl.h"
 #include "xetcd.h"
@@ -55,10 +56,6 @@
 #define PART_MAX (512 << 10)
 #define VALUE_MAX ((16 << 20) + 4096)
 #define UPLOADS_MAX (256 << 20)
-/* Results written, kept to write again should etcd lose our lease (and them
- * with it) while a node has not read them: at most this many bytes (with
- * their bookkeeping), the oldest dropped first (as Redis' PUB_MAX). */
-#define WRITTEN_MAX (16 << 20)
 /*
  * While a node waits across nodes, it checks this often that its member
  * still answers, and what: a watch on a member that hangs (a frozen
@@ -81,8 +78,8 @@ struct arrivals {
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
 };
 
-/* Uploads to write, or written: newest first, with their bytes, so that
- * neither a bound nor an unlink walks the list (a replaced helper publishes
+/* Uploads to write: newest first, with their bytes, so that neither a
+ * bound nor an unlink walks the list (a replaced helper publishes
  * each of its journal's results again: 20,000 names were their square). */
 struct ulist {
 	struct upload	*head, *tail;
@@ -99,13 +96,16 @@ struct ulist {
 
 /* A result to write: its parts, one put at a time, then its key. Kept
  * until etcd has it: a source runs ahead of a helper not yet registered (or
- * reconnecting), and coll.c keeps only the last result of a name. */
+ * reconnecting), and coll.c keeps only the last result of a name. Then
+ * kept (rdvkeep.c) to write again should etcd lose our lease, and them with
+ * it, while a node has not read them. */
 struct upload {
 	struct upload	*next, *prev;	/* newest first, on one ulist */
 	struct ulist	*on;
 	char		 key[AC_KEY_MAX];
 	int64_t		 gen;
-	char		*v;
+	char		*v;		/* the kept one's, or our own */
+	struct ac_kept	*kept;		/* written again: the pass' */
 	size_t		 len, nparts, part;
 	int		 busy;		/* a put is out */
 	int		 restart;	/* etcd lost what was put: from part 0 */
@@ -153,7 +153,7 @@ static struct {
 	long		 watch_run;	/* the run last_rev belongs to */
 	struct arrivals	*arr;
 	struct ulist	 uploads;
-	struct ulist	 written;	/* WRITTEN_MAX */
+	int		 rewrite;	/* the sweep writes every kept one again */
 	int		 nbusy;		/* uploads with a put out */
 	struct fetch	*fetches;
 	struct seen	*seen;
@@ -841,54 +841,54 @@ upload_free(struct upload *u)
 {
 	set_busy(u, 0);
 	ul_drop(u);
-	free(u->v);
+	if (u->kept != NULL)
+		ac_rdvkeep_answered(u->kept, 0);
+	else
+		free(u->v);
 	free(u);
 }
 
-/* Publishing KEY's generation GEN is not remembered any more: a sweep may
- * write it again (it was dropped from the written ones, not read by all). */
-static void
-forget_kept(const char *key, int64_t gen)
-{
-	struct ac_keygen *k = ac_job_key(X.job, key);
-
-	if (k != NULL && k->xkept == gen + 1)
-		k->xkept = 0;
-}
-
-/* U is in etcd: off the uploads, onto the written ones (see WRITTEN_MAX),
- * which drop the oldest over the bound. Not by age: a node may read a
- * result any time later (it sleeps, it is slow), and a lease etcd loses
- * takes every result we wrote, however old (etcd.lease
- * testLeaseExpiredUnderResults: a result older than the TTL was dropped
- * here when another was written after the helper woke, and node 1 waited
- * for it until its deadline). */
+/* U is in etcd: kept to write again (rdvkeep.c), not by age: a node may
+ * read a result any time later (it sleeps, it is slow), and a lease etcd
+ * loses takes every result we wrote, however old (etcd.lease
+ * testLeaseExpiredUnderResults). Its name's counter of those under way
+ * goes: that of the kept ones says now, and is reset when it is dropped
+ * (a sweep may write it again then). */
 static void
 upload_written(struct upload *u)
 {
-	ul_drop(u);
-	ul_push(&X.written, u);
-	while (X.written.bytes > WRITTEN_MAX && X.written.tail != u) {
-		struct upload *o = X.written.tail;
+	struct ac_keygen *k = ac_job_key(X.job, u->key);
 
-		forget_kept(o->key, o->gen);
-		upload_free(o);
+	if (u->kept == NULL) {
+		ac_rdvkeep_add(u->key, u->gen, u->v, u->len);
+		if (k != NULL && k->xposted == u->gen + 1)
+			k->xposted = 0;
 	}
+	upload_free(u);
 }
 
-/* etcd lost our lease: every result written goes to be written again,
- * but for those every node has read (upload_next's compares). */
-static void
-rewrite_all(void)
-{
-	while (X.written.tail != NULL) {
-		struct upload *u = X.written.tail;	/* newest ends first */
+static void upload_next(struct upload *u);
 
-		ul_drop(u);
-		u->part = 0;
-		set_busy(u, 0);
-		ul_push(&X.uploads, u);
+/* A pass' kept result, written again (our lease was lost, or our run
+ * moved): the pass holds it until this upload ends. */
+static void
+rewrite(struct ac_kept *k)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+
+	if (u == NULL) {
+		ac_rdvkeep_answered(k, 0);
+		return;
 	}
+	snprintf(u->key, sizeof(u->key), "%s", k->key);
+	u->gen = k->gen;
+	u->v = k->v;
+	u->len = k->len;
+	u->kept = k;
+	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
+	ul_push(&X.uploads, u);
+	if (ready())
+		upload_next(u);
 }
 
 /* The prefix of result KEY's seen keys (seen_key), one a node. */
@@ -1076,11 +1076,11 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	struct ac_keygen *k = ac_job_key(j, c->key);
 	struct upload *u, *oldest;
 
-	/* Under way, waiting for etcd, or written (etcd has it while our
-	 * lease lives: rewrite_all when it does not), which the name's
-	 * counter tells without a walk: each sweep after a reconnect added
+	/* Under way, waiting for etcd, or written and kept (etcd has it
+	 * while our lease lives: written again when it does not), which the
+	 * name's counters tell without a walk: each sweep after a reconnect added
 	 * another copy, and a walk per result was a replay's square. */
-	if (k != NULL && c->gen < k->xkept)
+	if (k != NULL && (c->gen < k->xkept || c->gen < k->xposted))
 		return;
 	/* While etcd is away, a source that runs ahead is held to this. */
 	for (oldest = X.uploads.tail; oldest != NULL && oldest->busy;
@@ -1102,7 +1102,7 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	u->nparts = u->len > PART_MAX ? (u->len + PART_MAX - 1) / PART_MAX : 0;
 	ul_push(&X.uploads, u);
 	if (k != NULL)
-		k->xkept = c->gen + 1;
+		k->xposted = c->gen + 1;
 	if (ready())
 		upload_next(u);
 }
@@ -1401,7 +1401,7 @@ repost_lost(void)
 			u->restart = 1;
 		else
 			u->part = 0;
-	rewrite_all();
+	X.rewrite = 1;
 	for (struct seen *s = X.seen; s != NULL; s = s->next)
 		s->acked = -1;
 }
@@ -1529,6 +1529,12 @@ swept(void)
 		repost_done(j);
 	}
 	uploads();
+	/* Every kept result again, but for those every node has read
+	 * (upload_next's compares). */
+	if (X.rewrite) {
+		X.rewrite = 0;
+		ac_rdvkeep_pass(rewrite);
+	}
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1559,7 +1565,7 @@ s_bind(int moved)
 			s->acked = s->said = s->del = -1;
 		/* What we wrote went under the other run's prefix (a source
 		 * that moved to node 0's run: review). */
-		rewrite_all();
+		X.rewrite = 1;
 	}
 	snprintf(X.prefix, sizeof(X.prefix), "%sr%ld/", X.base, X.runid->run);
 	watch_from(X.join_rev);
@@ -2065,7 +2071,6 @@ x_stop(void)
 	ac_econn_stop();
 	while (X.arr != NULL)
 		free_arrivals(X.arr);
-	rewrite_all();
 	while (X.uploads.head != NULL)
 		upload_free(X.uploads.head);
 	while (X.fetches != NULL)

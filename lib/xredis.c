@@ -40,6 +40,7 @@
 #include "log.h"
 #include "num.h"
 #include "rconn.h"
+#include "rdvkeep.h"
 #include "rdvproto.h"
 #include "ttl.h"
 #include "xredis.h"
@@ -790,199 +791,88 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 /*
  * The results of result ops (broadcast, --wait, main-first) this helper
- * published, kept to publish again after Redis lost them: a source never
- * waits for its receivers, so a node may still wait for a generation its
- * source's node has long passed (Redis restarted empty, FLUSHALL), or comes
- * to it late. Bounded by size only, as etcd's: PUB_MAX bytes, the oldest
- * dropped first. Not by age: their keys' TTL is refreshed every third of it
- * while they are kept (keep_pump), as etcd's lease keeps its keys, so a node
- * that reads a result a TTL after it was written finds it (dropped at the
- * TTL, it was lost, and the reader waited until its deadline: t_recovery
- * testOldResultReadLate over both stores).
+ * published are kept (rdvkeep.c) to publish again after Redis lost them.
+ * Their keys' TTL is renewed every third of it while they are kept
+ * (keep_pump), as etcd's lease keeps its keys, so a node that reads a result
+ * a TTL after it was written finds it (dropped at the TTL, it was lost, and
+ * the reader waited until its deadline: t_recovery testOldResultReadLate
+ * over both stores).
  */
-#define PUB_MAX (16u << 20)
 
-struct pub {
-	struct pub	*next;
-	char		 key[AC_KEY_MAX];
-	int64_t		 gen;
-	char		*value, *entry;
-	size_t		 vlen, elen;
-	int		 refs;		/* the pump's commands out for it */
-	int		 dead;		/* trimmed: freed when the last returns */
-	uintptr_t	 epoch;		/* the pump's pass that sent it */
-};
-
-static struct pub *pubs;
-static size_t pub_bytes;
-/*
- * The pump renews the kept results' keys at most REPUB_BUSY at a time, from
- * repub on, each reply sending the next: 20,000 at once stood between the
- * next barrier's arrival and Redis on the one connection (a replaced
- * helper's first barrier took 951 ms, under load). One pass after every
- * (re)registration (the sweep: Redis may have lost them) and every third of
- * the TTL (keep_pump). A pass sends an EXPIRE, not the value: only where it
- * answers 0 (the key is gone: a restart empty, FLUSHALL, its TTL ran out) is
- * the result written and told again. Sent whole each pass, the values of
- * 20,000 kept results went to Redis, and into every node's stream, at every
- * refresh of a long wait (review of issue 19: 15,034 SETs for 34).
- */
-#define REPUB_BUSY 64
-static struct pub *repub;
-static int nrepub;
-static uintptr_t repub_epoch;	/* a pass's: an old reply stops no new one */
-
-static void
-pub_unref(struct pub *p)
+/* The stream's entry of a result: "KEY GEN" and, when small, the value. */
+static char *
+entry_of(const char *key, int64_t gen, const char *value, size_t vlen,
+    size_t *elen)
 {
-	if (--p->refs > 0 || !p->dead)
-		return;
-	free(p->value);
-	free(p->entry);
-	free(p);
-}
+	size_t n = (size_t)snprintf(NULL, 0, "%s %" PRId64, key, gen);
+	char *entry = malloc(n + 2 + vlen);
 
-/* P is off the list: freed now, or when the pump's last reply for it comes. */
-static void
-pub_free(struct pub *p)
-{
-	if (repub == p)
-		repub = p->next;
-	pub_bytes -= p->vlen + p->elen;
-	p->dead = 1;
-	p->refs++;
-	pub_unref(p);
-}
-
-/* Drop the oldest beyond PUB_MAX. */
-static void
-pub_trim(void)
-{
-	struct pub **pp = &pubs, *p;
-	size_t kept = 0;
-
-	while ((p = *pp) != NULL) {
-		if (kept + p->vlen + p->elen > PUB_MAX) {
-			*pp = p->next;
-			pub_free(p);
-			continue;
-		}
-		kept += p->vlen + p->elen;
-		pp = &p->next;
+	if (entry == NULL)
+		return NULL;
+	snprintf(entry, n + 1, "%s %" PRId64, key, gen);
+	if (vlen <= INLINE_MAX) {
+		entry[n++] = '\n';
+		memcpy(entry + n, value, vlen);
+		n += vlen;
 	}
+	*elen = n;
+	return entry;
 }
 
-static void
-pub_keep(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen)
+/* Write the result and tell every node (PUBLISH_LUA); 0, or -1 unsent. */
+static int
+send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
+    ac_rconn_cb *cb, void *priv)
 {
-	struct ac_keygen *k = ac_job_key(X.job, key);
-	struct pub *p;
-
-	/* Kept already, or older than one kept: the name's counter says so
-	 * without a walk of the list (a walk per result was the square of a
-	 * replay: 20,000 names took 4.5 s before the helper served). */
-	if (k != NULL && gen < k->xkept)
-		return;
-	if (k != NULL)
-		k->xkept = gen + 1;
-	if ((p = calloc(1, sizeof(*p))) == NULL ||
-	    (p->value = malloc(vlen + 1)) == NULL ||
-	    (p->entry = malloc(elen + 1)) == NULL) {
-		if (p != NULL)
-			free(p->value);
-		free(p);
-		return;
-	}
-	snprintf(p->key, sizeof(p->key), "%s", key);
-	p->gen = gen;
-	memcpy(p->value, value, vlen);
-	memcpy(p->entry, entry, elen);
-	p->vlen = vlen;
-	p->elen = elen;
-	pub_bytes += vlen + elen;
-	p->next = pubs;		/* newest first: pub_trim keeps the newest */
-	pubs = p;
-	/* A walk of the list per result is the square of a long replay: the
-	 * bytes are trimmed when over. */
-	if (pub_bytes > PUB_MAX)
-		pub_trim();
-}
-
-static void
-send_publish_cb(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen, ac_rconn_cb *cb, void *priv)
-{
-	char done[KEY_MAX], ttl[24];
+	char done[KEY_MAX], ttl[24], *entry;
 	const char *keys[1] = { done };
-	const char *args[5] = { value, ttl, entry, X.prefix, nnodes_arg() };
-	size_t lens[5] = { vlen, (size_t)-1, elen, (size_t)-1, (size_t)-1 };
+	const char *args[5] = { value, ttl, NULL, X.prefix, nnodes_arg() };
+	size_t elen, lens[5] = { vlen, (size_t)-1, 0, (size_t)-1, (size_t)-1 };
 
+	if ((entry = entry_of(key, gen, value, vlen, &elen)) == NULL)
+		return -1;
+	args[2] = entry;
+	lens[2] = elen;
 	keyname(done, sizeof(done), "done", key, gen);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
+	free(entry);
+	return 0;
 }
 
+/* A reply to the pass' EXPIRE of K's key, or to its writing K again. */
 static void
-send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
-    const char *entry, size_t elen)
+on_renewed(redisReply *reply, void *priv)
 {
-	send_publish_cb(key, gen, value, vlen, entry, elen, on_ignore, NULL);
-}
+	struct ac_kept *k = priv;
 
-static void repub_pump(void);
-
-/* A reply to the pump's EXPIRE of P's key, or to its writing P again. */
-static void
-on_pumped(redisReply *reply, void *priv)
-{
-	struct pub *p = priv;
-
-	nrepub--;
-	if (reply == NULL && p->epoch == repub_epoch)
-		repub = NULL;	/* down: the sweep after the reconnect starts over */
+	/* The key is gone: written and told again (its ref kept). */
 	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
-	    reply->integer == 0 && !p->dead && ready()) {
-		/* The key is gone: written and told again (its ref kept). */
-		nrepub++;
-		send_publish_cb(p->key, p->gen, p->value, p->vlen, p->entry,
-		    p->elen, on_pumped, p);
+	    reply->integer == 0 && !k->dead && ready() &&
+	    send_publish(k->key, k->gen, k->v, k->len, on_renewed, k) == 0)
 		return;
-	}
-	pub_unref(p);
-	repub_pump();
+	ac_rdvkeep_answered(k, reply == NULL);
 }
 
-/* The next kept results of the pass, up to REPUB_BUSY out. */
+/*
+ * A pass sends an EXPIRE, not the value: only where it answers 0 (the key is
+ * gone: a restart empty, FLUSHALL, its TTL ran out) is the result written
+ * and told again. Sent whole each pass, the values of 20,000 kept results
+ * went to Redis, and into every node's stream, at every refresh of a long
+ * wait (review of issue 19: 15,034 SETs for 34). At most AC_KEEP_BUSY at a
+ * time: 20,000 at once stood between the next barrier's arrival and Redis
+ * on the one connection (a replaced helper's first barrier took 951 ms).
+ */
 static void
-repub_pump(void)
+renew(struct ac_kept *k)
 {
 	char done[KEY_MAX], ttl[24];
 	const char *argv[3] = { "EXPIRE", done, ttl };
 
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	while (repub != NULL && nrepub < REPUB_BUSY && ready()) {
-		struct pub *p = repub;
-
-		repub = p->next;
-		if (ac_rdvproto_elsewhere(p->key))
-			continue;
-		nrepub++;
-		p->refs++;
-		p->epoch = repub_epoch;
-		keyname(done, sizeof(done), "done", p->key, p->gen);
-		if (ac_rconn_cmd(on_pumped, p, 3, argv, NULL) == -1)
-			on_pumped(NULL, p);
-	}
-}
-
-/* A new pass of the pump over every kept result, from the newest. */
-static void
-repub_start(void)
-{
-	repub = pubs;
-	repub_epoch++;
-	repub_pump();
+	keyname(done, sizeof(done), "done", k->key, k->gen);
+	if (ac_rconn_cmd(on_renewed, k, 3, argv, NULL) == -1)
+		on_renewed(NULL, k);
 }
 
 /*
@@ -993,8 +883,8 @@ repub_start(void)
 static void
 keep_pump(void)
 {
-	if (repub == NULL && pubs != NULL)
-		repub_start();
+	if (!ac_rdvkeep_passing() && ac_rdvkeep_any())
+		ac_rdvkeep_pass(renew);
 }
 
 /* The result of a barrier this node withdrew from too late: it stands. */
@@ -1062,35 +952,22 @@ x_withdraw(struct ac_job *j, struct ac_coll *c)
 static void
 x_publish(struct ac_job *j, struct ac_coll *c)
 {
-	char *value, *entry;
-	size_t vlen, elen;
+	char *value;
+	size_t vlen;
 
 	(void)j;
 	if ((value = ac_xvalue_make(c, &vlen)) == NULL)
 		return;
-	/* The stream's entry: "KEY GEN" and, when small, the value itself. */
-	elen = (size_t)snprintf(NULL, 0, "%s %" PRId64, c->key, c->gen);
-	if ((entry = malloc(elen + 2 + vlen)) == NULL) {
-		free(value);
-		return;
-	}
-	snprintf(entry, elen + 1, "%s %" PRId64, c->key, c->gen);
-	if (vlen <= INLINE_MAX) {
-		entry[elen++] = '\n';
-		memcpy(entry + elen, value, vlen);
-		elen += vlen;
-	}
 	/* Kept only when this node's rank produced it (or died): a result
 	 * read from another node, posted again by the sweep as the name's
 	 * latest, is its source's to keep. Kept here as well, every reader
-	 * filled PUB_MAX with copies of values it never owned, one more a
+	 * filled the bound with copies of values it never owned, one more a
 	 * reconnect. */
 	if (c->op == AC_OP_RESULT && c->src != AC_SRC_NONE)
-		pub_keep(c->key, c->gen, value, vlen, entry, elen);
+		ac_rdvkeep_add(c->key, c->gen, value, vlen);
 	if (ready())
-		send_publish(c->key, c->gen, value, vlen, entry, elen);
+		(void)send_publish(c->key, c->gen, value, vlen, on_ignore, NULL);
 	free(value);
-	free(entry);
 }
 
 static void
@@ -1227,8 +1104,7 @@ swept(void)
 {
 	struct ac_job *j = X.job;
 
-	pub_trim();
-	repub_start();
+	ac_rdvkeep_pass(renew);
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&
@@ -1498,7 +1374,7 @@ x_timer(long now)
 	if (t >= 0 && (next < 0 || t < next))
 		next = t;
 	/* Kept results live while kept (keep_pump). */
-	if (ready() && pubs != NULL) {
+	if (ready() && ac_rdvkeep_any()) {
 		if (now >= X.next_keep) {
 			X.next_keep = now + X.refresh_ms;
 			keep_pump();
@@ -1540,12 +1416,6 @@ x_stop(void)
 {
 	ac_rdvproto_withdraw_all();
 	ac_rconn_stop();
-	while (pubs != NULL) {
-		struct pub *p = pubs;
-
-		pubs = p->next;
-		pub_free(p);
-	}
 	ac_rdvproto_stop();
 }
 

@@ -43,7 +43,7 @@ testLeaseExpiredUnderBarrier() {
 # waits), then its helper stops past the lease; node 1 reads them after.
 # The helper used to hold only a name's last result to write again:
 # generations 0 and 1 went with the lease, and node 1 waited at generation 0
-# until its deadline. It now keeps what it wrote (WRITTEN_MAX in xetcd.c).
+# until its deadline. It now keeps what it wrote (AC_KEEP_MAX, rdvkeep.c).
 testLeaseExpiredUnderResults() {
 	local d; d=$(scratch)/lr; mkdir -p "$d"
 	short 2 1 bash -c '
