@@ -14,6 +14,7 @@
 
 #include "coll.h"
 #include "duration.h"
+#include "fails.h"
 #include "journal.h"
 #include "kind.h"
 
@@ -234,56 +235,42 @@ rank_of(const struct ac_job *j, long l)
 	return j->rank_of[l];
 }
 
-/* Barrier result: all 0, else the status of the lowest failing rank. */
+/* Barrier result: all 0, else the status of the lowest failing rank, and
+ * the failing ranks named (fails.c). The cost is that of the local ranks,
+ * never of the world size: a HELLO claiming 2^60 ranks made a loop over
+ * the world spin for ever (tests/fuzz/regress/helper/barrier-huge-world). */
 static void
 barrier_result(struct ac_job *j, struct ac_coll *c)
 {
-	int64_t best = -1;
+	struct ac_fail *f;
 	size_t n = 0;
 
 	c->result = 0;
 	c->failed[0] = '\0';
-	for (long l = 0; l < j->lsize; l++) {
-		int64_t r = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
+	for (long l = 0; l < j->lsize; l++)
+		n += c->status[l] != 0;
+	if (n == 0)
+		return;
+	if ((f = malloc(n * sizeof(*f))) == NULL) {
+		/* Unnamed, but the status stands: the lowest rank's. */
+		for (long l = 0, best = -1; l < j->lsize; l++) {
+			int64_t r = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
 
-		if (c->status[l] == 0)
-			continue;
-		if (best < 0 || r < best) {
-			best = r;
-			c->result = c->status[l];
-		}
-	}
-	/*
-	 * List the failing ranks in rank order, as many as fit: each pass takes
-	 * the next (rank, local rank) after the last one listed. The cost is
-	 * bounded by what fits in c->failed, not by the world size: a HELLO
-	 * claiming 2^60 ranks made a loop over the world spin for ever
-	 * (tests/fuzz/regress/helper/barrier-huge-world).
-	 */
-	for (int64_t last = -1, lastl = -1; best >= 0 &&
-	    n < sizeof(c->failed) - 32;) {
-		int64_t r = -1;
-		long pick = -1;
-
-		for (long l = 0; l < j->lsize; l++) {
-			int64_t lr = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
-
-			if (c->status[l] == 0 || lr < last ||
-			    (lr == last && l <= lastl))
-				continue;
-			if (pick < 0 || lr < r) {
-				r = lr;
-				pick = l;
+			if (c->status[l] != 0 && (best < 0 || r < best)) {
+				best = r;
+				c->result = c->status[l];
 			}
 		}
-		if (pick < 0)
-			break;
-		n += (size_t)snprintf(c->failed + n, sizeof(c->failed) - n,
-		    "%s%lld (exit %lld)", n ? ", " : "", (long long)r,
-		    (long long)c->status[pick]);
-		last = r;
-		lastl = pick;
+		return;
 	}
+	n = 0;
+	for (long l = 0; l < j->lsize; l++)
+		if (c->status[l] != 0) {
+			f[n].rank = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
+			f[n++].status = c->status[l];
+		}
+	c->result = ac_fails_text(f, n, c->failed, sizeof(c->failed));
+	free(f);
 }
 
 int

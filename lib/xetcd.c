@@ -38,6 +38,7 @@
 #include "duration.h"
 #include "econn.h"
 #include "ejson.h"
+#include "fails.h"
 #include "kind.h"
 #include "log.h"
 #include "rdvkeep.h"
@@ -47,7 +48,6 @@
 #include "xvalue.h"
 
 #define KEY_MAX 1024
-#define FAILS_SHOWN 40
 /*
  * A result larger than this is written as parts of this size, one request
  * each: etcd refuses a request over its --max-request-bytes (1.5 MiB by
@@ -437,27 +437,16 @@ free_arrivals(struct arrivals *a)
 	free(a);
 }
 
-struct fail {
-	long long	rank, status;
-};
-
-static int
-by_rank(const void *a, const void *b)
-{
-	const struct fail *x = a, *y = b;
-
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
 /*
  * Every node's arrival is in: the result, as every node computes it from the
- * same keys: 0, or the lowest failing rank's status, and the failing ranks.
+ * same keys: 0, or the lowest failing rank's status, and the failing ranks
+ * (fails.c, the text Redis' script builds too).
  */
 static void
 complete(struct arrivals *a)
 {
-	struct fail *f = NULL;
-	size_t nf = 0, cap = 0, n = 0;
+	struct ac_fail *f = NULL;
+	size_t nf = 0, cap = 0;
 	char text[512];
 	struct ac_result r = { 0 };
 
@@ -470,8 +459,8 @@ complete(struct arrivals *a)
 				break;
 			status = strtoll(end + 1, &end, 10);
 			if (nf == cap) {
-				struct fail *g = realloc(f, (cap = cap ? 2 * cap : 16) *
-				    sizeof(*f));
+				struct ac_fail *g = realloc(f, (cap = cap ? 2 * cap :
+				    16) * sizeof(*f));
 
 				if (g == NULL)
 					break;
@@ -482,16 +471,7 @@ complete(struct arrivals *a)
 			for (p = end; *p == ' '; p++)
 				;
 		}
-	if (nf > 0)
-		qsort(f, nf, sizeof(*f), by_rank);
-	text[0] = '\0';
-	for (size_t i = 0; i < nf && i < FAILS_SHOWN && n < sizeof(text) - 48; i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%lld (exit %lld)",
-		    i ? ", " : "", f[i].rank, f[i].status);
-	if (nf > FAILS_SHOWN && n < sizeof(text) - 32)
-		snprintf(text + n, sizeof(text) - n, ", and %zu more",
-		    nf - FAILS_SHOWN);
-	r.status = nf > 0 ? f[0].status : 0;
+	r.status = ac_fails_text(f, nf, text, sizeof(text));
 	r.failed = text;
 	free(f);
 	ac_rdvproto_progressed();

@@ -36,6 +36,7 @@
 
 #include "coll.h"
 #include "duration.h"
+#include "fails.h"
 #include "kind.h"
 #include "log.h"
 #include "num.h"
@@ -49,6 +50,9 @@
 /* Results up to this size travel inside the stream's entry; larger ones are fetched. */
 #define INLINE_MAX 4096
 #define KEY_MAX 1024
+/* A number in a script's text. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static struct {
 	struct ac_job	*job;
@@ -218,11 +222,16 @@ static struct script arrive_lua = { FANOUT_LUA
 "  for r, s in string.gmatch(v, '(%d+):(%d+)') do\n"
 "    fails[#fails + 1] = {tonumber(r), s} end end\n"
 "table.sort(fails, function(a, b) return a[1] < b[1] end)\n"
-"local status, text = '0', {}\n"
+/* The rule of fails.c: at most AC_FAILS_SHOWN, in AC_FAILS_ROOM bytes. */
+"local status, text, used, shown = '0', {}, 0, 0\n"
 "if #fails > 0 then status = fails[1][2] end\n"
-"for i = 1, math.min(#fails, 40) do\n"
-"  text[#text + 1] = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')' end\n"
-"if #fails > 40 then text[#text + 1] = 'and ' .. (#fails - 40) .. ' more' end\n"
+"for i = 1, math.min(#fails, " STR(AC_FAILS_SHOWN) ") do\n"
+"  local e = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')'\n"
+"  local k = #e + (i > 1 and 2 or 0)\n"
+"  if used + k > " STR(AC_FAILS_ROOM) " then break end\n"
+"  text[#text + 1] = e used = used + k shown = i end\n"
+"if shown < #fails then\n"
+"  text[#text + 1] = 'and ' .. (#fails - shown) .. ' more' end\n"
 "local d = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
 /* Written already (a node withdrew and came back after the last arrival, or
  * two arrivals saw the count). */

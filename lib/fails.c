@@ -1,0 +1,50 @@
+/* fails.c: the text that names a barrier's failing ranks, one form for one node and every store.
+ *
+ * A barrier with --status names the ranks that failed, lowest first, and
+ * exits with the lowest one's status. The text was built three ways: one
+ * node listed as many as fit and never said how many it left out; etcd
+ * stopped at its buffer's end but said "and N more" counting from 40, not
+ * from what it showed; Redis' script showed 40 whatever their length, and
+ * the helper cut the text at 511 bytes, mid-rank. Now one rule: at most 40,
+ * at most AC_FAILS_ROOM bytes of them, then the rest counted.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fails.h"
+
+static int
+by_rank(const void *a, const void *b)
+{
+	const struct ac_fail *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->status > y->status) - (x->status < y->status);
+}
+
+int64_t
+ac_fails_text(struct ac_fail *f, size_t n, char *buf, size_t len)
+{
+	size_t used = 0, shown = 0;
+	char one[64];
+
+	buf[0] = '\0';
+	if (n == 0)
+		return 0;
+	qsort(f, n, sizeof(*f), by_rank);
+	for (; shown < n && shown < AC_FAILS_SHOWN; shown++) {
+		int k = snprintf(one, sizeof(one), "%s%" PRId64 " (exit %" PRId64
+		    ")", shown ? ", " : "", f[shown].rank, f[shown].status);
+
+		if (used + (size_t)k > AC_FAILS_ROOM || used + (size_t)k >= len)
+			break;
+		snprintf(buf + used, len - used, "%s", one);
+		used += (size_t)k;
+	}
+	if (shown < n)
+		snprintf(buf + used, len - used, "%sand %zu more", shown ? ", " :
+		    "", n - shown);
+	return f[0].status;
+}

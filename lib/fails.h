@@ -1,0 +1,26 @@
+/* fails.h: the text that names a barrier's failing ranks, one form for one node and every store. */
+#ifndef ACCELCTL_FAILS_H
+#define ACCELCTL_FAILS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Shown at most, and at most this many bytes of them ("R (exit S)" joined
+ * with ", "): ", and N more" then still fits a collective's 512 (coll.h's
+ * failed). Redis' BARRIER_LUA builds the same text by the same rule. */
+#define AC_FAILS_SHOWN	40
+#define AC_FAILS_ROOM	480
+
+struct ac_fail {
+	int64_t	rank, status;
+};
+
+/*
+ * Sort F (N failing ranks) by rank and write "1 (exit 3), 3 (exit 1), and 5
+ * more" into BUF (LEN bytes, 512 at least): as many as the rule above lets
+ * in, the rest counted. Returns the lowest rank's status (the barrier's
+ * result), or 0 when N is 0.
+ */
+int64_t ac_fails_text(struct ac_fail *f, size_t n, char *buf, size_t len);
+
+#endif
