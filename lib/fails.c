@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "coll.h"
 #include "fails.h"
 
 static int
@@ -47,4 +48,46 @@ ac_fails_text(struct ac_fail *f, size_t n, char *buf, size_t len)
 		snprintf(buf + used, len - used, "%sand %zu more", shown ? ", " :
 		    "", n - shown);
 	return f[0].status;
+}
+
+size_t
+ac_fails_of(const struct ac_job *j, const struct ac_coll *c, char *buf,
+    size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (long l = 0; l < j->lsize && n + 48 < len; l++)
+		if (c->status[l] != 0)
+			n += (size_t)snprintf(buf + n, len - n, "%s%" PRId64 ":%"
+			    PRId64, n ? " " : "", j->rank_of[l] >= 0 ?
+			    j->rank_of[l] : (int64_t)l, c->status[l]);
+	return n;
+}
+
+size_t
+ac_fails_add(const char *s, struct ac_fail **f, size_t n, size_t *cap)
+{
+	while (s != NULL && *s != '\0') {
+		char *end;
+		long long rank = strtoll(s, &end, 10), status;
+
+		if (end == s || *end != ':')
+			break;
+		status = strtoll(end + 1, &end, 10);
+		if (n == *cap) {
+			size_t want = *cap ? 2 * *cap : 16;
+			struct ac_fail *g = realloc(*f, want * sizeof(**f));
+
+			if (g == NULL)
+				break;
+			*f = g;
+			*cap = want;
+		}
+		(*f)[n].rank = rank;
+		(*f)[n++].status = status;
+		for (s = end; *s == ' '; s++)
+			;
+	}
+	return n;
 }

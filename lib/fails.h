@@ -23,4 +23,16 @@ struct ac_fail {
  */
 int64_t ac_fails_text(struct ac_fail *f, size_t n, char *buf, size_t len);
 
+struct ac_job;
+struct ac_coll;
+/* A node's arrival at barrier C says its failing ranks so, "R:S R:S" (the
+ * stores put it, Redis' script and fails_add read it): into BUF (LEN bytes,
+ * 4096 with room for 280 ranks or so), its length. 0: every local rank
+ * exited 0. */
+size_t ac_fails_of(const struct ac_job *j, const struct ac_coll *c, char *buf,
+    size_t len);
+/* Add the ranks a node's "R:S R:S" says to *F (N of them, room for *CAP,
+ * grown); the new N (as many as memory allowed). */
+size_t ac_fails_add(const char *s, struct ac_fail **f, size_t n, size_t *cap);
+
 #endif

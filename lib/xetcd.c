@@ -451,26 +451,7 @@ complete(struct arrivals *a)
 	struct ac_result r = { 0 };
 
 	for (long node = 0; node < X.job->nnodes; node++)
-		for (const char *p = a->fails[node]; p != NULL && *p != '\0';) {
-			char *end;
-			long long rank = strtoll(p, &end, 10), status;
-
-			if (end == p || *end != ':')
-				break;
-			status = strtoll(end + 1, &end, 10);
-			if (nf == cap) {
-				struct ac_fail *g = realloc(f, (cap = cap ? 2 * cap :
-				    16) * sizeof(*f));
-
-				if (g == NULL)
-					break;
-				f = g;
-			}
-			f[nf].rank = rank;
-			f[nf++].status = status;
-			for (p = end; *p == ' '; p++)
-				;
-		}
+		nf = ac_fails_add(a->fails[node], &f, nf, &cap);
 	r.status = ac_fails_text(f, nf, text, sizeof(text));
 	r.failed = text;
 	free(f);
@@ -653,21 +634,6 @@ over_unread(const char *key, int64_t gen)
 		s->said = gen;
 }
 
-/* This node's arrival value at barrier C: its failing ranks, "rank:status ...". */
-static size_t
-fails_of(const struct ac_job *j, const struct ac_coll *c, char *fails, size_t len)
-{
-	size_t n = 0;
-
-	fails[0] = '\0';
-	for (long l = 0; l < j->lsize && n < len - 48; l++)
-		if (c->status[l] != 0)
-			n += (size_t)snprintf(fails + n, len - n,
-			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
-			    j->rank_of[l] : l), (long long)c->status[l]);
-	return n;
-}
-
 /*
  * etcd lost this helper's lease, and with it every arrival we put: also
  * those of each name's last barrier that completed here, which a node that
@@ -694,7 +660,7 @@ repost_done(struct ac_job *j)
 		if (last == NULL || last->op != AC_OP_BARRIER ||
 		    !ac_coll_cross(j, last) || last->narrived < j->lsize)
 			continue;
-		n = fails_of(j, last, fails, sizeof(fails));
+		n = ac_fails_of(j, last, fails, sizeof(fails));
 		arr_key(mine, sizeof(mine), last->key, last->gen, j->node);
 		ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
 		    ej_cmp_absent(mine)), json_pack("[o]", op_put(mine, fails, n)),
@@ -714,7 +680,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
-	n = fails_of(j, c, fails, sizeof(fails));
+	n = ac_fails_of(j, c, fails, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
 	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));

@@ -675,15 +675,9 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 {
 	char arr[KEY_MAX], node[24], ttl[24], gen[24], fails[4096];
 	const char *keys[1] = { arr }, *args[6];
-	size_t n = 0;
 
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-	fails[0] = '\0';
-	for (long l = 0; l < j->lsize && n < sizeof(fails) - 48; l++)
-		if (c->status[l] != 0)
-			n += (size_t)snprintf(fails + n, sizeof(fails) - n,
-			    "%s%lld:%lld", n ? " " : "", (long long)(j->rank_of[l] >= 0 ?
-			    j->rank_of[l] : l), (long long)c->status[l]);
+	(void)ac_fails_of(j, c, fails, sizeof(fails));
 	snprintf(node, sizeof(node), "%ld", j->node);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(gen, sizeof(gen), "%" PRId64, c->gen);
@@ -700,10 +694,9 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 static int
 all_ok(const struct ac_job *j, const struct ac_coll *c)
 {
-	for (long l = 0; l < j->lsize; l++)
-		if (c->status[l] != 0)
-			return 0;
-	return 1;
+	char none[64];
+
+	return ac_fails_of(j, c, none, sizeof(none)) == 0;
 }
 
 static void

@@ -1,5 +1,6 @@
 /* test_parsers.c: unit tests of the number, Slurm list, option and rendezvous
- * URL parsers (Redis and etcd), and of the SHA-256 behind the rendezvous server's ACL user. */
+ * URL parsers (Redis and etcd), of the SHA-256 behind the rendezvous server's ACL user, and
+ * of a barrier's failing ranks' text (fails.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include "args.h"
 #include "check.h"
 #include "etcdurl.h"
+#include "fails.h"
 #include "num.h"
 #include "ttl.h"
 #include "rdvurl.h"
@@ -226,6 +228,56 @@ test_sha256(void)
 	CHECK_STR(hex, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
+/* The rule of fails.c, which BARRIER_LUA follows too (t_barrier
+ * testManyFailingRanks checks the two agree). */
+static void
+test_fails(void)
+{
+	struct ac_fail *f = NULL;
+	size_t n = 0, cap = 0;
+	char buf[512], want[512];
+	size_t w = 0;
+
+	CHECK(ac_fails_text(NULL, 0, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "");
+	/* Two nodes' arrivals, out of order; a malformed tail is ignored. */
+	n = ac_fails_add("5:2 3:9", &f, n, &cap);
+	n = ac_fails_add("1:4 x:1", &f, n, &cap);
+	n = ac_fails_add(NULL, &f, n, &cap);
+	CHECK(n == 3);
+	CHECK(ac_fails_text(f, n, buf, sizeof(buf)) == 4);
+	CHECK_STR(buf, "1 (exit 4), 3 (exit 9), 5 (exit 2)");
+	/* 48 failing: 37 fit in 480 bytes, the rest counted. */
+	n = 0;
+	for (int r = 47; r >= 0; r--) {
+		char one[32];
+
+		snprintf(one, sizeof(one), "%d:1", r);
+		n = ac_fails_add(one, &f, n, &cap);
+	}
+	CHECK(n == 48);
+	CHECK(ac_fails_text(f, n, buf, sizeof(buf)) == 1);
+	for (int r = 0; r <= 36; r++)
+		w += (size_t)snprintf(want + w, sizeof(want) - w, "%s%d (exit 1)",
+		    r ? ", " : "", r);
+	snprintf(want + w, sizeof(want) - w, ", and 11 more");
+	CHECK_STR(buf, want);
+	/* 45 short ones: 40 shown whatever room is left. */
+	n = 0;
+	for (int r = 0; r < 45; r++)
+		n = ac_fails_add("7:1", &f, n, &cap);
+	(void)ac_fails_text(f, n, buf, sizeof(buf));
+	CHECK(strstr(buf, "7 (exit 1), and 5 more") != NULL && strlen(buf) == 490);
+	/* The largest numbers still fit with their count. */
+	n = 0;
+	for (int r = 0; r < 100; r++)
+		n = ac_fails_add("9223372036854775807:9223372036854775807", &f, n,
+		    &cap);
+	(void)ac_fails_text(f, n, buf, sizeof(buf));
+	CHECK(strlen(buf) < sizeof(buf) - 1 && strstr(buf, " more") != NULL);
+	free(f);
+}
+
 int
 main(void)
 {
@@ -237,5 +289,6 @@ main(void)
 	test_rdvurl();
 	test_etcdurl();
 	test_sha256();
+	test_fails();
 	return CHECK_DONE();
 }
