@@ -29,6 +29,7 @@
 #include "kind.h"
 #include "log.h"
 #include "rdvproto.h"
+#include "rdvarr.h"
 #include "rdvjoin.h"
 #include "rdvkeep.h"
 #include "xvalue.h"
@@ -605,6 +606,7 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	P.names_delay = NAMES_FIRST_MS;
 	ac_rdvjoin_init(j, rid, s);
 	ac_rdvkeep_init(j);
+	ac_rdvarr_init(j);
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
 	/* Not the lineage's nonce: a restarted helper must see its joined
 	 * key as another's, and this process its own after a reconnect. */
@@ -624,6 +626,7 @@ ac_rdvproto_stop(void)
 		free(p);
 	}
 	ac_rdvkeep_stop();
+	ac_rdvarr_stop();
 	memset(&P, 0, sizeof(P));
 }
 

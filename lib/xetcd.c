@@ -41,6 +41,7 @@
 #include "fails.h"
 #include "kind.h"
 #include "log.h"
+#include "rdvarr.h"
 #include "rdvkeep.h"
 #include "rdvproto.h"
 #include "ttl.h"
@@ -68,15 +69,6 @@
  * every rank that arrives after; a key gone is lost_keys().
  */
 #define ALIVE_MS 3000
-
-/* A barrier generation's arrivals, as this node has seen them. */
-struct arrivals {
-	struct arrivals	*next;
-	char		 key[AC_KEY_MAX];
-	int64_t		 gen;
-	long long	*rev;		/* [nnodes] revision of the news */
-	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
-};
 
 /* Uploads to write: newest first, with their bytes, so that neither a
  * bound nor an unlink walks the list (a replaced helper publishes
@@ -151,7 +143,6 @@ static struct {
 	int		 lease_lost;	/* every key we put is gone: repost */
 	long long	 last_rev;	/* the watch delivered up to here */
 	long		 watch_run;	/* the run last_rev belongs to */
-	struct arrivals	*arr;
 	struct ulist	 uploads;
 	int		 rewrite;	/* the sweep writes every kept one again */
 	int		 nbusy;		/* uploads with a put out */
@@ -396,118 +387,6 @@ got_value(const char *key, int64_t gen, const char *v, size_t len)
 		ac_rdvproto_deliver(key, gen, v, len);
 }
 
-static struct arrivals *
-arrivals_of(const char *key, int64_t gen, int create)
-{
-	struct arrivals *a;
-	long nn = X.job->nnodes;
-
-	for (a = X.arr; a != NULL; a = a->next)
-		if (a->gen == gen && strcmp(a->key, key) == 0)
-			return a;
-	if (!create || (a = calloc(1, sizeof(*a))) == NULL)
-		return NULL;
-	a->rev = calloc((size_t)nn, sizeof(*a->rev));
-	a->fails = calloc((size_t)nn, sizeof(*a->fails));
-	if (a->rev == NULL || a->fails == NULL) {
-		free(a->rev);
-		free(a->fails);
-		free(a);
-		return NULL;
-	}
-	snprintf(a->key, sizeof(a->key), "%s", key);
-	a->gen = gen;
-	a->next = X.arr;
-	X.arr = a;
-	return a;
-}
-
-static void
-free_arrivals(struct arrivals *a)
-{
-	for (struct arrivals **p = &X.arr; *p != NULL; p = &(*p)->next)
-		if (*p == a) {
-			*p = a->next;
-			break;
-		}
-	for (long n = 0; n < X.job->nnodes; n++)
-		free(a->fails[n]);
-	free(a->fails);
-	free(a->rev);
-	free(a);
-}
-
-/*
- * Every node's arrival is in: the result, as every node computes it from the
- * same keys: 0, or the lowest failing rank's status, and the failing ranks
- * (fails.c, the text Redis' script builds too).
- */
-static void
-complete(struct arrivals *a)
-{
-	struct ac_fail *f = NULL;
-	size_t nf = 0, cap = 0;
-	char text[512];
-	struct ac_result r = { 0 };
-
-	for (long node = 0; node < X.job->nnodes; node++)
-		nf = ac_fails_add(a->fails[node], &f, nf, &cap);
-	r.status = ac_fails_text(f, nf, text, sizeof(text));
-	r.failed = text;
-	free(f);
-	ac_rdvproto_progressed();
-	ac_job_remote_done(X.job, a->key, a->gen, &r);
-}
-
-/* News of NODE's arrival at A as of revision REV: FAILS, or NULL (absent). */
-static void
-news(struct arrivals *a, long node, const char *fails, long long rev)
-{
-	if (node < 0 || node >= X.job->nnodes || rev < a->rev[node])
-		return;
-	a->rev[node] = rev;
-	free(a->fails[node]);
-	a->fails[node] = fails != NULL ? strdup(fails) : NULL;
-}
-
-/* What A says now: complete, or which nodes are missing. */
-static void
-settle(struct arrivals *a)
-{
-	struct ac_coll *c = ac_job_find(X.job, a->key, a->gen);
-	size_t n = 0;
-	long missing = 0;
-
-	if (c == NULL || c->done) {
-		free_arrivals(a);
-		return;
-	}
-	c->xmissing[0] = '\0';
-	for (long node = 0; node < X.job->nnodes; node++) {
-		if (a->fails[node] != NULL)
-			continue;
-		missing++;
-		if (n < sizeof(c->xmissing) - 24)
-			n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
-			    "%s%ld", n ? ", " : "", node);
-	}
-	if (missing == 0) {
-		complete(a);
-		free_arrivals(a);
-	}
-}
-
-/* The arrivals of a barrier we wait at, if we do. */
-static struct arrivals *
-tracked(const char *key, int64_t gen)
-{
-	struct ac_coll *c = ac_job_find(X.job, key, gen);
-
-	if (c == NULL || c->done || c->op != AC_OP_BARRIER || !ac_coll_cross(X.job, c))
-		return NULL;
-	return arrivals_of(key, gen, 1);
-}
-
 /* --- the collective steps --- */
 
 static struct req *
@@ -542,16 +421,14 @@ static void
 on_arrive(json_t *reply, void *priv)
 {
 	struct req *r = priv;
-	struct arrivals *a;
 	json_t *kvs, *kv;
 	long long rev;
 	size_t i;
 
-	if (reply != NULL && (a = tracked(r->key, r->gen)) != NULL) {
+	if (reply != NULL) {
 		rev = ej_revision(reply);
 		/* The arrivals at REV: those listed, and no others. */
-		for (long node = 0; node < X.job->nnodes; node++)
-			news(a, node, NULL, rev);
+		ac_rdvarr_news(r->key, r->gen, -1, NULL, rev);
 		kvs = ej_kvs(reply, json_is_true(json_object_get(reply,
 		    "succeeded")) ? 1 : 0);
 		json_array_foreach(kvs, i, kv) {
@@ -559,11 +436,11 @@ on_arrive(json_t *reply, void *priv)
 			char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 			if (k != NULL && v != NULL)
-				news(a, node_of(k), v, rev);
+				ac_rdvarr_news(r->key, r->gen, node_of(k), v, rev);
 			free(k);
 			free(v);
 		}
-		settle(a);
+		ac_rdvarr_settle(r->key, r->gen);
 	}
 	free(r);
 }
@@ -1383,20 +1260,13 @@ event(json_t *ev)
 		X.last_rev = rev;
 	if (strncmp(rest, "arr/", 4) == 0 &&
 	    sscanf(rest + 4, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
-		struct arrivals *a = tracked(key, gen);
-
-		if (a != NULL) {
-			news(a, node, del ? NULL : v, rev);
-			settle(a);
-		}
+		ac_rdvarr_news(key, gen, node, del ? NULL : v, rev);
+		ac_rdvarr_settle(key, gen);
 	} else if (strncmp(rest, "wd/", 3) == 0 && !del &&
 	    sscanf(rest + 3, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
-		struct arrivals *a = tracked(key, gen);
-
-		if (a != NULL) {	/* withdrawn as of REV */
-			news(a, node, NULL, rev);
-			settle(a);
-		}
+		/* Withdrawn as of REV. */
+		ac_rdvarr_news(key, gen, node, NULL, rev);
+		ac_rdvarr_settle(key, gen);
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
 		got_value(key, gen, v, vl);
@@ -1955,14 +1825,7 @@ x_timer(long now)
 	long next, every, due, check, t;
 	int waiting;
 
-	/* Arrivals of barriers no longer waited at here. */
-	for (struct arrivals *a = X.arr, *n; a != NULL; a = n) {
-		struct ac_coll *c = ac_job_find(X.job, a->key, a->gen);
-
-		n = a->next;
-		if (c == NULL || c->done)
-			free_arrivals(a);
-	}
+	ac_rdvarr_gc();	/* arrivals of barriers no longer waited at here */
 	acks(0);
 	every = X.ttl * 1000 / 3;
 	due = X.last_keepalive + every;
@@ -2015,8 +1878,6 @@ x_stop(void)
 	ac_rdvproto_withdraw_all();
 	acks(1);
 	ac_econn_stop();
-	while (X.arr != NULL)
-		free_arrivals(X.arr);
 	while (X.uploads.head != NULL)
 		upload_free(X.uploads.head);
 	while (X.fetches != NULL)
