@@ -344,16 +344,17 @@ test_torn_everywhere(const char *path)
 }
 
 /* N (20,000) distinct barrier names released across nodes, one in 1,000
- * left by rank 1 first: the replay looks each up by hash, within a second. */
-static void
+ * left by rank 1 first: the replay looks each up by hash. The best of three
+ * replays, in seconds (main compares N with N/4: linear, not the square). */
+static double
 test_many_names(const char *path, long n)
 {
 	struct ac_job j;
 	struct ac_coll *c;
 	struct ac_result r = { .failed = "" };
 	char key[64];
-	double t0, t;
-	long in_flight = 0;
+	double t0, t, best = -1;
+	long in_flight;
 
 	new_job(&j);
 	unlink(path);
@@ -375,22 +376,25 @@ test_many_names(const char *path, long n)
 	close(j.journal);
 	ac_job_free(&j);
 
-	new_job(&j);
-	t0 = seconds();
-	CHECK(ac_journal_open(&j, path) == 0);
-	t = seconds() - t0;
-	printf("replay: %ld distinct names in %.1f ms\n", n, t * 1000);
-	CHECK(t < 1.0);
-	CHECK(j.nkeys == (size_t)n);
-	for (c = j.colls; c != NULL; c = c->next)
-		if (!c->done)
-			in_flight++;
-	CHECK(in_flight == 0);
-	snprintf(key, sizeof(key), "b:name%ld", (n - 1) / 1000 * 1000 + 7);
-	c = ac_job_find(&j, key, 0);
-	CHECK(c != NULL && c->done && c->narrived == 2);
-	close(j.journal);
-	ac_job_free(&j);
+	for (int pass = 0; pass < 3; pass++) {
+		new_job(&j);
+		t0 = seconds();
+		CHECK(ac_journal_open(&j, path) == 0);
+		t = seconds() - t0;
+		best = best < 0 || t < best ? t : best;
+		CHECK(j.nkeys == (size_t)n);
+		in_flight = 0;
+		for (c = j.colls; c != NULL; c = c->next)
+			if (!c->done)
+				in_flight++;
+		CHECK(in_flight == 0);
+		snprintf(key, sizeof(key), "b:name%ld", (n - 1) / 1000 * 1000 + 7);
+		c = ac_job_find(&j, key, 0);
+		CHECK(c != NULL && c->done && c->narrived == 2);
+		close(j.journal);
+		ac_job_free(&j);
+	}
+	return best;
 }
 
 /* Every local rank left a posted barrier while the transport was down:
@@ -439,7 +443,14 @@ main(void)
 	test_withdraw_owed_compacted(path);
 	test_torn_everywhere(path);
 	test_status_all_left();
-	test_many_names(path, n);
+	/* Linear in the names: a walk per record was their square (20,000
+	 * took 4.5 s before the helper served). Compared as the collectives
+	 * below are: an absolute bound failed under ASan on a busy machine. */
+	t1 = test_many_names(path, n / 4);
+	t2 = test_many_names(path, n);
+	printf("replay: %ld distinct names in %.1f ms, %ld in %.1f ms (ratio %.2f)\n",
+	    n / 4, t1 * 1000, n, t2 * 1000, t2 / (t1 > 0 ? t1 : 1e-9));
+	CHECK(t2 < 8 * t1 + 0.02);
 	/* The best of five replays of each: a busy machine's other work
 	 * lands in one of them, rarely in all. A quarter of the journal and
 	 * all of it: linear is four times the time, the square sixteen, so

@@ -112,11 +112,12 @@ assertOneLineErr() {
 
 # early_releases FILE...: from "GEN enter NS" / "GEN leave NS" lines, the
 # generations that some rank left before the last rank arrived (none, if right).
+# One that no rank left is none (a run cut short: its exit code says so).
 early_releases() {
 	cat "$@" | awk '
 		$2 == "enter" { if ($3 > maxin[$1]) maxin[$1] = $3 }
 		$2 == "leave" { if (!($1 in minout) || $3 < minout[$1]) minout[$1] = $3 }
-		END { for (g in maxin) if (maxin[g] > minout[g]) print "generation " g " released early" }'
+		END { for (g in maxin) if ((g in minout) && maxin[g] > minout[g]) print "generation " g " released early" }'
 }
 
 # generations DIR GENS TIMEOUT: a job script in which every rank passes barrier "gen"
