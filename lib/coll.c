@@ -712,8 +712,8 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 	if (c->narrived == j->lsize && c->xsent && j->x != NULL &&
 	    j->x->pending != NULL && (why = j->x->pending()) != NULL) {
 		/* Not posted: "other nodes" would send the reader to them. */
-		snprintf(buf, len, "all %ld ranks of node %ld arrived; not posted "
-		    "yet: waiting for %s", j->lsize, j->node, why);
+		snprintf(buf, len, "all %ld ranks of node %ld arrived; not "
+		    "posted: waiting for %s", j->lsize, j->node, why);
 		return;
 	}
 	if (c->narrived == j->lsize && c->xsent && c->xmissing[0] == '\0') {

@@ -78,19 +78,20 @@ ac_rdvkeep_stop(void)
 }
 
 void
-ac_rdvkeep_add(const char *key, int64_t gen, const void *v, size_t len)
+ac_rdvkeep_add(const char *key, int64_t gen, const void *v, size_t len,
+    int any_order)
 {
 	struct ac_keygen *g = ac_job_key(K.job, key);
 	struct ac_kept *k;
 
-	if (g != NULL && gen < g->xkept)
+	if (g != NULL && gen < g->xkept && !any_order)
 		return;
 	if ((k = calloc(1, sizeof(*k))) == NULL ||
 	    (k->v = malloc(len + 1)) == NULL) {
 		free(k);
 		return;		/* not kept: what a store lost stays lost */
 	}
-	if (g != NULL)
+	if (g != NULL && gen + 1 > g->xkept)
 		g->xkept = gen + 1;
 	snprintf(k->key, sizeof(k->key), "%s", key);
 	k->gen = gen;
@@ -158,8 +159,14 @@ ac_rdvkeep_answered(struct ac_kept *k, int down)
 }
 
 void
-ac_rdvkeep_each(void (*each)(const struct ac_kept *))
+ac_rdvkeep_resume(void)
 {
-	for (struct ac_kept *k = K.tail; k != NULL; k = k->prev)
-		each(k);
+	pump();
+}
+
+void
+ac_rdvkeep_forget(struct ac_kept *k)
+{
+	if (!k->dead)
+		drop(k);
 }

@@ -29,8 +29,13 @@ void ac_rdvkeep_init(struct ac_job *j);
 void ac_rdvkeep_stop(void);
 /* Keep a copy of V (LEN bytes) as KEY's generation GEN, unless that one or
  * a later one of KEY is kept already (the name's counter says so, without a
- * walk: a replay of 20,000 results was their square). */
-void ac_rdvkeep_add(const char *key, int64_t gen, const void *v, size_t len);
+ * walk: a replay of 20,000 results was their square). ANY_ORDER: a store
+ * whose writes of one name end in any order (etcd's uploads, some in
+ * parts) and which keeps none twice itself: kept whatever was kept before
+ * (a later generation written first left the earlier one unkept, and a
+ * lost lease lost it: review of issue 19). */
+void ac_rdvkeep_add(const char *key, int64_t gen, const void *v, size_t len,
+    int any_order);
 int  ac_rdvkeep_any(void);
 /*
  * A pass over every kept result, newest first: EACH(k) at most AC_KEEP_BUSY
@@ -44,7 +49,10 @@ int  ac_rdvkeep_passing(void);
 /* K's request was answered (DOWN: not: the pass stops, the next sweep
  * starts one). K may have been dropped meanwhile: freed here then. */
 void ac_rdvkeep_answered(struct ac_kept *k, int down);
-/* Every kept result, oldest first (a store that writes them all again). */
-void ac_rdvkeep_each(void (*each)(const struct ac_kept *));
+/* Go on with a pass that a request freed while the store was away left
+ * waiting (the sweep's, once back). */
+void ac_rdvkeep_resume(void);
+/* K needs keeping no more (every node has read it): dropped. */
+void ac_rdvkeep_forget(struct ac_kept *k);
 
 #endif

@@ -70,7 +70,7 @@ int  ac_rdvproto_named(void);
 int  ac_rdvproto_joining(void);
 /* xport.h's describe, for status: the store, where, and its state in the run. */
 void ac_rdvproto_describe(char *buf, size_t len);
-/* xport.h's pending: what arrivals not posted yet wait for, or NULL. */
+/* xport.h's pending: what arrivals not posted wait for, or NULL. */
 const char *ac_rdvproto_pending(void);
 /* The run is closed (node 0 opened a newer one): a fresh joiner that saw
  * nothing complete there leaves it and registers again, fresh. */

@@ -683,7 +683,7 @@ upload_written(struct upload *u)
 	struct ac_keygen *k = ac_job_key(X.job, u->key);
 
 	if (u->kept == NULL) {
-		ac_rdvkeep_add(u->key, u->gen, u->v, u->len);
+		ac_rdvkeep_add(u->key, u->gen, u->v, u->len, 1);
 		if (k != NULL && k->xposted == u->gen + 1)
 			k->xposted = 0;
 	}
@@ -697,9 +697,11 @@ static void upload_next(struct upload *u);
 static void
 rewrite(struct ac_kept *k)
 {
-	struct upload *u = calloc(1, sizeof(*u));
+	struct upload *u;
 
-	if (u == NULL) {
+	/* An earlier pass' upload of it is out still: repost_lost() made it
+	 * start over (a second loss queued every one twice: review). */
+	if (k->refs > 1 || (u = calloc(1, sizeof(*u))) == NULL) {
 		ac_rdvkeep_answered(k, 0);
 		return;
 	}
@@ -856,6 +858,8 @@ upload_done(json_t *reply, struct upload *u)
 		}
 		if (s != NULL && s->deleting)
 			s->again = 1;
+		if (u->kept != NULL)	/* nobody needs it written again */
+			ac_rdvkeep_forget(u->kept);
 		upload_free(u);
 		deletes();
 		return;
@@ -1346,11 +1350,12 @@ swept(void)
 	}
 	uploads();
 	/* Every kept result again, but for those every node has read
-	 * (upload_next's compares). */
+	 * (upload_next's compares); or on with a pass left waiting. */
 	if (X.rewrite) {
 		X.rewrite = 0;
 		ac_rdvkeep_pass(rewrite);
-	}
+	} else
+		ac_rdvkeep_resume();
 	/* Results seen last: nodes still waiting for them must find them. */
 	for (struct ac_keygen *k = j->keys; k != NULL; k = k->next)
 		if (k->last_done != NULL && ac_coll_cross(j, k->last_done) &&

@@ -1082,10 +1082,13 @@ x_stop(void)
 		N.base->stop();
 }
 
-/* Before the communicator, the rendezvous' arrivals wait where it says. */
+/* Before the communicator, or off (the rendezvous carries the job), the
+ * rendezvous' arrivals wait where it says; over the communicator, none. */
 static const char *
 x_pending(void)
 {
+	if (N.state == S_UP || N.state == S_FAILED)
+		return NULL;
 	return N.base != NULL && N.base->pending != NULL ? N.base->pending() :
 	    NULL;
 }

@@ -966,7 +966,7 @@ x_publish(struct ac_job *j, struct ac_coll *c)
 	 * filled the bound with copies of values it never owned, one more a
 	 * reconnect. */
 	if (c->op == AC_OP_RESULT && c->src != AC_SRC_NONE)
-		ac_rdvkeep_add(c->key, c->gen, value, vlen);
+		ac_rdvkeep_add(c->key, c->gen, value, vlen, 0);
 	if (ready())
 		(void)send_publish(c->key, c->gen, value, vlen, on_ignore, NULL);
 	free(value);

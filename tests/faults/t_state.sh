@@ -244,7 +244,7 @@ testNodeZeroNeverCame() {
 	JOB=never0$RANDOM
 	rk_node a 1 barrier --timeout 2s x
 	assertEquals "node 1 alone ($err)" 124 "$rc"
-	assertContains "$err" "all 1 ranks of node 1 arrived; not posted yet: waiting for node 0 to open this launch's run"
+	assertContains "$err" "all 1 ranks of node 1 arrived; not posted: waiting for node 0 to open this launch's run"
 	rk_node a 1 helper stop
 }
 

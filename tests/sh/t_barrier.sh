@@ -15,7 +15,7 @@ testGenerationsNeverPassEarly() {
 testRankThatNeverArrivesTimesOut() {
 	local warm="" ms
 	# One rank a node: a node whose helper is still joining the run at its
-	# deadline says so ("not posted yet"), and the others name it too (a
+	# deadline says so ("not posted"), and the others name it too (a
 	# loaded machine: CI). All meet once first, so that rank 3 alone is
 	# missing at 'lonely'.
 	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 2 ] && warm='accelctl barrier warm || exit; '
