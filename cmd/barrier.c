@@ -48,7 +48,7 @@ exec_barrier(const struct ac_cmd *self, struct ac_args *a)
 	if ((rc = ac_sync_wait(&t, &s)) == 0 && s.result != 0) {
 		ac_warnx("%s: rank%s %s failed", name,
 		    strchr(s.failed, ',') ? "s" : "", s.failed);
-		rc = (int)(s.result > 255 ? 255 : s.result);
+		rc = (int)(s.result < 0 || s.result > 255 ? 255 : s.result);
 	}
 	ac_sync_free(&s);
 	return rc;

@@ -76,7 +76,7 @@ agree(const struct ac_topo *t, const char *timeout, const char *key,
 		return rc;
 	s.status = status;
 	rc = ac_sync_wait(t, &s);
-	*agreed = (int)(s.result > 255 ? 255 : s.result);
+	*agreed = (int)(s.result < 0 || s.result > 255 ? 255 : s.result);
 	ac_sync_free(&s);
 	return rc;
 }

@@ -51,7 +51,7 @@ exec_main_first(const struct ac_cmd *self, struct ac_args *a)
 	if ((rc = ac_sync_wait(&t, &s)) == 0 && s.result != 0) {
 		ac_warnx("%s failed (exit %lld): not running CMD", s.what,
 		    (long long)s.result);
-		rc = (int)(s.result > 255 ? 255 : s.result);
+		rc = (int)(s.result < 0 || s.result > 255 ? 255 : s.result);
 	}
 	ac_sync_free(&s);
 	return rc == 0 ? ac_exec(a->child) : rc;

@@ -126,7 +126,7 @@ on_wait(const struct ac_cmd *cmd, struct ac_args *a, struct ac_topo *t,
 		return rc;
 	if (!selected) {
 		if ((rc = ac_sync_wait(t, &s)) == 0)
-			rc = (int)(s.result > 255 ? 255 : s.result);
+			rc = (int)(s.result < 0 || s.result > 255 ? 255 : s.result);
 		ac_sync_free(&s);
 		return rc;
 	}

@@ -269,7 +269,7 @@ barrier_result(struct ac_job *j, struct ac_coll *c)
 			f[n].rank = rank_of(j, l) >= 0 ? rank_of(j, l) : l;
 			f[n++].status = c->status[l];
 		}
-	c->result = ac_fails_text(f, n, c->failed, sizeof(c->failed));
+	c->result = ac_fails_text(f, n, 0, c->failed, sizeof(c->failed));
 	free(f);
 }
 

@@ -16,23 +16,25 @@ struct ac_fail {
 };
 
 /*
- * Sort F (N failing ranks) by rank and write "1 (exit 3), 3 (exit 1), and 5
- * more" into BUF (LEN bytes, 512 at least): as many as the rule above lets
+ * Sort F (N failing ranks, and EXTRA more not listed) by rank and write
+ * "1 (exit 3), 3 (exit 1), and 5 more" into BUF (LEN bytes, 512 at least): as many as the rule above lets
  * in, the rest counted. Returns the lowest rank's status (the barrier's
  * result), or 0 when N is 0.
  */
-int64_t ac_fails_text(struct ac_fail *f, size_t n, char *buf, size_t len);
+int64_t ac_fails_text(struct ac_fail *f, size_t n, size_t extra, char *buf,
+    size_t len);
 
 struct ac_job;
 struct ac_coll;
-/* A node's arrival at barrier C says its failing ranks so, "R:S R:S" (the
- * stores put it, Redis' script and fails_add read it): into BUF (LEN bytes,
- * 4096 with room for 280 ranks or so), its length. 0: every local rank
- * exited 0. */
+/* A node's arrival at barrier C says its failing ranks so, "R:S R:S +N"
+ * (its AC_FAILS_SHOWN lowest, and N more; the stores put it, Redis' script
+ * and ac_fails_add read it): into BUF (LEN bytes, 2048 at least), its
+ * length. 0: every local rank exited 0. */
 size_t ac_fails_of(const struct ac_job *j, const struct ac_coll *c, char *buf,
     size_t len);
-/* Add the ranks a node's "R:S R:S" says to *F (N of them, room for *CAP,
- * grown); the new N (as many as memory allowed). */
-size_t ac_fails_add(const char *s, struct ac_fail **f, size_t n, size_t *cap);
+/* Add the ranks a node's "R:S R:S +N" lists to *F (N of them, room for
+ * *CAP, grown), its count of more to *EXTRA; the new N. */
+size_t ac_fails_add(const char *s, struct ac_fail **f, size_t n, size_t *cap,
+    size_t *extra);
 
 #endif

@@ -299,8 +299,11 @@ on_arrive(struct ac_hconn *c, struct ac_rd *r)
 	progress = ac_get_i64(r);
 	/* The key and op are checked by ac_job_arrive (the journal's replay
 	 * goes there too), which says what is wrong with them. */
+	/* A status is what --status takes, 0 to 2^31-1: a negative one was
+	 * exit 0 (-256) for every rank, and the stores read it apart. */
 	if (r->err || scope > AC_SCOPE_NODE || role > AC_ROLE_SOURCE ||
-	    source < 0 || timeout < 0 || progress < 0 || c->coll != NULL)
+	    source < 0 || status < 0 || status > INT32_MAX || timeout < 0 ||
+	    progress < 0 || c->coll != NULL)
 		return refuse(c, "malformed ARRIVE");
 	if (ac_hs.job.aborted != NULL) {
 		send_text(c, AC_MSG_ABORTED, ac_hs.job.aborted);
@@ -349,6 +352,8 @@ on_finish(struct ac_hconn *c, struct ac_rd *r)
 
 	if (r->err || c->coll == NULL || c->role != AC_ROLE_SOURCE)
 		return refuse(c, "FINISH without a collective to finish");
+	if (status < 0 || status > INT32_MAX)
+		return refuse(c, "malformed FINISH");
 	ac_job_finish(&ac_hs.job, c->coll, status, p, n);
 }
 

@@ -127,13 +127,13 @@ static void
 complete(struct arrivals *a)
 {
 	struct ac_fail *f = NULL;
-	size_t nf = 0, cap = 0;
+	size_t nf = 0, cap = 0, more = 0;
 	char text[512];
 	struct ac_result r = { 0 };
 
 	for (long node = 0; node < A.job->nnodes; node++)
-		nf = ac_fails_add(a->fails[node], &f, nf, &cap);
-	r.status = ac_fails_text(f, nf, text, sizeof(text));
+		nf = ac_fails_add(a->fails[node], &f, nf, &cap, &more);
+	r.status = ac_fails_text(f, nf, more, text, sizeof(text));
 	r.failed = text;
 	free(f);
 	ac_rdvproto_progressed();

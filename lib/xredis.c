@@ -217,21 +217,23 @@ static struct script arrive_lua = { FANOUT_LUA
 "    redis.call('EXISTS', p .. 'members') == 0 then\n"
 "  return {2} end\n"
 "if n < nn then return {0, n} end\n"
-"local fails = {}\n"
+/* Each node's "R:S ... +N": its lowest failing ranks, and N more. */
+"local fails, extra = {}, 0\n"
 "for _, v in ipairs(redis.call('HVALS', fk)) do\n"
 "  for r, s in string.gmatch(v, '(%d+):(%d+)') do\n"
-"    fails[#fails + 1] = {tonumber(r), s} end end\n"
+"    fails[#fails + 1] = {tonumber(r), s} end\n"
+"  for x in string.gmatch(v, '%+(%d+)') do extra = extra + tonumber(x) end end\n"
 "table.sort(fails, function(a, b) return a[1] < b[1] end)\n"
 /* The rule of fails.c: at most AC_FAILS_SHOWN, in AC_FAILS_ROOM bytes. */
 "local status, text, used, shown = '0', {}, 0, 0\n"
-"if #fails > 0 then status = fails[1][2] end\n"
+"if #fails > 0 then status = fails[1][2] elseif extra > 0 then status = '1' end\n"
 "for i = 1, math.min(#fails, " STR(AC_FAILS_SHOWN) ") do\n"
 "  local e = fails[i][1] .. ' (exit ' .. fails[i][2] .. ')'\n"
 "  local k = #e + (i > 1 and 2 or 0)\n"
 "  if used + k > " STR(AC_FAILS_ROOM) " then break end\n"
 "  text[#text + 1] = e used = used + k shown = i end\n"
-"if shown < #fails then\n"
-"  text[#text + 1] = 'and ' .. (#fails - shown) .. ' more' end\n"
+"if shown < #fails + extra then\n"
+"  text[#text + 1] = 'and ' .. (#fails + extra - shown) .. ' more' end\n"
 "local d = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
 /* Written already (a node withdrew and came back after the last arrival, or
  * two arrivals saw the count). */

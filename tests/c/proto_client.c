@@ -236,6 +236,25 @@ main(int argc, char **argv)
 		ac_buf_free(&b);
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
 	}
+	if (strcmp(mode, "negstatus") == 0) {
+		/* A barrier arrival with status -256: the CLI sends 0 to 2^31-1;
+		 * taken, it became exit 0 (-256 & 255) for every rank, and the
+		 * stores read it apart (review of issue 19). */
+		struct ac_buf b = { 0 };
+		size_t f = ac_frame_begin(&b, AC_MSG_ARRIVE);
+
+		ac_put_u8(&b, AC_OP_BARRIER);
+		ac_put_u8(&b, AC_SCOPE_JOB);
+		ac_put_u8(&b, AC_ROLE_WAIT);
+		ac_put_str(&b, "b:neg");
+		for (int i = 0; i < 6; i++)	/* nonce gen source status timeout progress */
+			ac_put_i64(&b, i == 1 ? -1 : i == 3 ? -256 : 0);
+		ac_frame_end(&b, f);
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, b.p, b.len);
+		ac_buf_free(&b);
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
 	if (strcmp(mode, "halfframe") == 0) {
 		/* Said HELLO, then half a STATUS request, then nothing: the
 		 * helper refuses it after its frame wait (10 s). */

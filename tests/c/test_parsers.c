@@ -234,18 +234,18 @@ static void
 test_fails(void)
 {
 	struct ac_fail *f = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, more = 0;
 	char buf[512], want[512];
 	size_t w = 0;
 
-	CHECK(ac_fails_text(NULL, 0, buf, sizeof(buf)) == 0);
+	CHECK(ac_fails_text(NULL, 0, 0, buf, sizeof(buf)) == 0);
 	CHECK_STR(buf, "");
 	/* Two nodes' arrivals, out of order; a malformed tail is ignored. */
-	n = ac_fails_add("5:2 3:9", &f, n, &cap);
-	n = ac_fails_add("1:4 x:1", &f, n, &cap);
-	n = ac_fails_add(NULL, &f, n, &cap);
+	n = ac_fails_add("5:2 3:9", &f, n, &cap, &more);
+	n = ac_fails_add("1:4 x:1", &f, n, &cap, &more);
+	n = ac_fails_add(NULL, &f, n, &cap, &more);
 	CHECK(n == 3);
-	CHECK(ac_fails_text(f, n, buf, sizeof(buf)) == 4);
+	CHECK(ac_fails_text(f, n, 0, buf, sizeof(buf)) == 4);
 	CHECK_STR(buf, "1 (exit 4), 3 (exit 9), 5 (exit 2)");
 	/* 48 failing: 37 fit in 480 bytes, the rest counted. */
 	n = 0;
@@ -253,10 +253,10 @@ test_fails(void)
 		char one[32];
 
 		snprintf(one, sizeof(one), "%d:1", r);
-		n = ac_fails_add(one, &f, n, &cap);
+		n = ac_fails_add(one, &f, n, &cap, &more);
 	}
 	CHECK(n == 48);
-	CHECK(ac_fails_text(f, n, buf, sizeof(buf)) == 1);
+	CHECK(ac_fails_text(f, n, 0, buf, sizeof(buf)) == 1);
 	for (int r = 0; r <= 36; r++)
 		w += (size_t)snprintf(want + w, sizeof(want) - w, "%s%d (exit 1)",
 		    r ? ", " : "", r);
@@ -265,16 +265,25 @@ test_fails(void)
 	/* 45 short ones: 40 shown whatever room is left. */
 	n = 0;
 	for (int r = 0; r < 45; r++)
-		n = ac_fails_add("7:1", &f, n, &cap);
-	(void)ac_fails_text(f, n, buf, sizeof(buf));
+		n = ac_fails_add("7:1", &f, n, &cap, &more);
+	(void)ac_fails_text(f, n, 0, buf, sizeof(buf));
 	CHECK(strstr(buf, "7 (exit 1), and 5 more") != NULL && strlen(buf) == 490);
 	/* The largest numbers still fit with their count. */
 	n = 0;
 	for (int r = 0; r < 100; r++)
 		n = ac_fails_add("9223372036854775807:9223372036854775807", &f, n,
-		    &cap);
-	(void)ac_fails_text(f, n, buf, sizeof(buf));
+		    &cap, &more);
+	(void)ac_fails_text(f, n, 0, buf, sizeof(buf));
 	CHECK(strlen(buf) < sizeof(buf) - 1 && strstr(buf, " more") != NULL);
+	/* Nodes say their lowest and how many more ("+N"): counted. */
+	n = more = 0;
+	n = ac_fails_add("4:2 6:2 +300", &f, n, &cap, &more);
+	n = ac_fails_add("2:7 +5", &f, n, &cap, &more);
+	CHECK(n == 3 && more == 305);
+	CHECK(ac_fails_text(f, n, more, buf, sizeof(buf)) == 7);
+	CHECK_STR(buf, "2 (exit 7), 4 (exit 2), 6 (exit 2), and 305 more");
+	CHECK(ac_fails_text(f, 0, 3, buf, sizeof(buf)) == 1);
+	CHECK_STR(buf, "and 3 more");
 	free(f);
 }
 

@@ -46,6 +46,7 @@ testUnknownType() { badClient badtype; }
 testHugeString() { badClient hugestring; }
 testNoHello() { badClient nohello; assertContains "$LAST" "expected HELLO first"; }
 testMalformedArrive() { badClient badarrive; assertContains "$LAST" "malformed ARRIVE"; }
+testNegativeStatus() { badClient negstatus; assertContains "$LAST" "malformed ARRIVE"; }
 testWrongJob() { badClient wrongjob; assertContains "$LAST" "this helper serves job proto, not some-other-job"; }
 
 # Another version: the helper says its own and closes; the log names both.
