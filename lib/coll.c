@@ -697,6 +697,10 @@ ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
 			    (long long)c->source, j->node,
 			    c->src == AC_SRC_RUNNING ? "is still running CMD" :
 			    c->src == AC_SRC_LOST ? "died" : "has not arrived yet");
+		else if (c->src == AC_SRC_LOST)
+			/* Its node posted "lost": it died there. */
+			snprintf(buf, len, "rank %lld (another node) died",
+			    (long long)c->source);
 		else
 			/* On another node: it may be running CMD there. */
 			snprintf(buf, len, "rank %lld (another node) has not "

@@ -76,6 +76,7 @@ static struct {
 	char			 down[700];	/* "" while healthy */
 	int			 final;
 	unsigned long		 nreq;
+	unsigned long		 answers;	/* answers and watch messages handed over */
 	int			 started;
 } E;
 
@@ -541,6 +542,7 @@ watch_lines(void)
 			free(text);
 			return;
 		}
+		E.answers++;
 		E.h->watch(msg);
 		json_decref(msg);
 	}
@@ -576,6 +578,7 @@ drain(void)
 			/* A reset in watch_lines() freed it already. */
 			for (struct req *q = E.reqs; q != NULL; q = q->next)
 				if (q == r) {
+					E.answers++;
 					finished(r, rc);
 					break;
 				}
@@ -677,6 +680,12 @@ ac_econn_timer(long now)
 	if (E.next_try >= 0 && (next < 0 || E.next_try - now < next))
 		next = E.next_try - now > 0 ? E.next_try - now : 0;
 	return next;
+}
+
+unsigned long
+ac_econn_answers(void)
+{
+	return E.answers;
 }
 
 void

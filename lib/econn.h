@@ -29,6 +29,9 @@ int  ac_econn_fds(struct pollfd *pfd, int room);
 void ac_econn_events(const struct pollfd *pfd, int n);
 /* Drive libcurl's timer and our reconnect; ms to the next wake-up, or -1. */
 long ac_econn_timer(long now);
+/* How many answers and watch messages were handed to their callbacks so far:
+ * a caller sees whether a call delivered any (which may have set timers). */
+unsigned long ac_econn_answers(void);
 void ac_econn_stop(void);
 
 /* Authenticated on an endpoint: requests can be sent. */

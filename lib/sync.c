@@ -408,6 +408,12 @@ ac_sync_run_cmd(const struct ac_topo *t, struct ac_sync *s, char **argv)
 	k.argv = argv;
 	k.mask = &old;
 	k.close_fd = s->c.fd;
+	/* Killed ourselves (kill -9, the OOM killer), we can no longer
+	 * forward signals or report CMD's status, and the others are told
+	 * we died: CMD must not go on as an orphan (an upload the job
+	 * thinks failed). This process has one thread, so the death
+	 * signal fires when it exits, not when some thread does. */
+	k.deathsig = SIGKILL;
 	if (ac_child_start(&k) == -1) {
 		ac_warn("fork");
 		close(sfd);

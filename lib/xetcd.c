@@ -1850,20 +1850,29 @@ x_timer(long now)
 	}
 	/* The protocol's (looks for nodes' names) may send, too. */
 	t = ac_rdvproto_timer(now);
-	/* Last: what we sent above set libcurl's timer. Its transfers done
-	 * there deliver their answers (drain): one may set a timer of the
+	/* Then libcurl's, for what we sent above. Its transfers done there
+	 * deliver their answers (drain): one may set a timer of the
 	 * protocol's (a "wait for node 0" answered: ask again in 10 ms),
-	 * which the first call did not see. Missed, the helper slept until a
-	 * client woke it, and a node waited for node 0 until its deadline
-	 * (1 launch in 12 of 4 x 8 over etcd: tests/bench/etcd). So the
-	 * protocol is asked again, and libcurl for what that sent. */
-	next = ac_econn_timer(now);
-	t2 = ac_rdvproto_timer(now);
-	if (t2 >= 0 && (t < 0 || t2 < t))
-		t = t2;
-	t2 = ac_econn_timer(now);
-	if (t2 >= 0 && (next < 0 || t2 < next))
-		next = t2;
+	 * which the call before did not see. Missed, the helper slept until
+	 * a client woke it, and a node waited for node 0 until its deadline
+	 * (1 launch in 12 of 4 x 8 over etcd: tests/bench/etcd). So the two
+	 * are asked in turn until libcurl delivers nothing new: a fixpoint.
+	 * Bounded, since each round may send again: past 8 rounds the helper
+	 * is woken at once (0) for the rest, never left asleep on it. */
+	for (int round = 0; ; round++) {
+		unsigned long seen = ac_econn_answers();
+
+		next = ac_econn_timer(now);
+		if (ac_econn_answers() == seen)
+			break;
+		t2 = ac_rdvproto_timer(now);
+		if (t2 >= 0 && (t < 0 || t2 < t))
+			t = t2;
+		if (round == 8) {
+			next = 0;
+			break;
+		}
+	}
 	if (t >= 0 && (next < 0 || t < next))
 		next = t;
 	if (ready() && X.lease != 0 && (next < 0 || due - now < next))

@@ -57,6 +57,10 @@ testSourceDiesAcrossNodes() {
 	local d; d=$(scratch)/die; mkdir -p "$d"
 	across 2 2 bash -c "$(source_dies "$d" 20s)"
 	assertEquals "waiters on both nodes exit 3" 3 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
+	# Node 1 is told the source died, not that it has yet to send.
+	assertContains "node 0's waiter: $err" "$err" "1: accelctl: on-main: rank 0: aborted: rank 0 (node 0) died"
+	assertContains "node 1's waiters: $err" "$err" "2: accelctl: on-main: rank 0: aborted: rank 0 (another node) died"
+	assertNotContains "$err" "has not sent its result"
 }
 
 testAbortAcrossNodes() {

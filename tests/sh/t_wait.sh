@@ -77,6 +77,26 @@ testWaitRankDies() {
 	assertTrue "at once ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
 }
 
+# The source itself is killed (kill -9, as the OOM killer does): CMD goes with
+# it, not on as an orphan whose status nobody would report (the others are
+# told the source died). Without PR_SET_PDEATHSIG the sleep lived its 60 s.
+testSourceKilledTakesCmd() {
+	local d; d=$(scratch)/srckill; mkdir -p "$d"
+	run -- launch -n 2 --tag -- bash -c '
+		alive() { [ -r /proc/$1/stat ] && read -r _ _ st _ </proc/$1/stat && [ "$st" != Z ]; }
+		if [ $ACCELCTL_RANK = 0 ]; then
+			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$d"'/pid; exec sleep 60" &
+			while [ ! -s '"$d"'/pid ]; do sleep 0.02; done
+			set -- $(cat '"$d"'/pid); kill -9 $1; wait
+			i=0; while alive $2 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+			if alive $2; then echo "CMD orphaned"; kill $2; else echo "CMD gone"; fi
+			exit 0
+		fi
+		accelctl on-main --wait --timeout 60s -- true; echo "rc=$?"'
+	assertContains "CMD died with its accelctl: $out" "$out" "0: CMD gone"
+	assertContains "the waiter was told: $out" "$out" "1: rc=3"
+}
+
 # CMD runs longer than the progress interval: the source is sent no PROGRESS
 # (it took any frame for a lost helper and gave up its role: "rank 0 died").
 testWaitLongerThanProgress() {
