@@ -29,6 +29,7 @@ _accelctl_opts()
 	barrier) echo '-t --timeout -s --status -h --help' ;;
 	main-first) echo '-- -l --local -t --timeout -h --help' ;;
 	broadcast) echo '-t --timeout -h --help' ;;
+	status) echo '-H --history -j --json -h --help' ;;
 	*) echo '-h --help' ;;
 	esac
 }

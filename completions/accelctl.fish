@@ -56,7 +56,7 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a barrier -
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a main-first -d 'main runs CMD first; the others after it succeeded'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a broadcast -d "print rank 0's VALUE (or stdin) on every rank"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a abort -d 'make every waiting rank, now and later, exit 3'
-complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'show the waits in flight: name, generation, who is missing'
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'show the waits in flight, or with --history who everyone waited for'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a info -d 'print what was detected, and from which launcher'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a check -d "all-reduce bandwidth test among the nodes' GPUs"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d 'start K processes on each of M simulated nodes'
@@ -74,6 +74,9 @@ complete -c accelctl -n $in_runners -s t -l timeout -x -d 'with --wait, how long
 
 complete -c accelctl -n "__fish_seen_subcommand_from barrier" -s t -l timeout -x -d 'give up after DURATION (90s, 30m, 2h); exit 124'
 complete -c accelctl -n "__fish_seen_subcommand_from barrier" -s s -l status -x -d "this rank's status; all exit non-zero if any is"
+
+complete -c accelctl -n "__fish_seen_subcommand_from status" -s H -l history -d 'the last N collectives released here (10; 0: all kept)'
+complete -c accelctl -n "__fish_seen_subcommand_from status" -s j -l json -d 'with --history: one JSON object'
 
 set -l in_main_first "__fish_seen_subcommand_from main-first; and not __accelctl_after_dashdash"
 complete -c accelctl -n $in_main_first -s l -l local -d "local main of each node first, then that node's others"

@@ -47,6 +47,7 @@ coll_free(struct ac_coll *c)
 	free(c->status);
 	free(c->payload);
 	free(c->xfailed);
+	free(c->t.at);
 	free(c);
 }
 
@@ -204,6 +205,7 @@ new_coll(struct ac_job *j, struct ac_keygen *k, int op, int scope, int64_t gen,
 	c->gen = gen;
 	c->source = source;
 	c->since_ms = ac_now_ms();
+	c->t.last_rank = c->t.last_node = -1;
 	c->next = j->colls;
 	j->colls = c;
 	j->ncolls++;
@@ -289,6 +291,16 @@ ac_job_waiting_across(const struct ac_job *j)
 	return 0;
 }
 
+/* C is released (or its source died): its time, then the helper's waiters. */
+static void
+tell_released(struct ac_job *j, struct ac_coll *c)
+{
+	if (!j->replaying)
+		c->t.released = ac_now_us();
+	if (j->released != NULL)
+		j->released(j, c);
+}
+
 /*
  * Release C when this node has all it needs. Across nodes a barrier first
  * hands this node's outcome to the transport, which releases it later
@@ -309,6 +321,8 @@ complete(struct ac_job *j, struct ac_coll *c)
 			if (!c->xsent) {
 				c->xsent = 1;
 				c->xwd = 0;	/* posted again: nothing to take back */
+				if (!j->replaying)
+					c->t.posted = ac_now_us();
 				j->x->arrive(j, c);
 			}
 			return;
@@ -327,8 +341,7 @@ complete(struct ac_job *j, struct ac_coll *c)
 		j->x->publish(j, c);
 	c->done = 1;
 	j->changes++;
-	if (j->released != NULL)
-		j->released(j, c);
+	tell_released(j, c);
 }
 
 struct ac_coll *
@@ -351,8 +364,7 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 	if (r->lost) {
 		c->src = AC_SRC_LOST;
 		ac_journal_lost(j, c);
-		if (j->released != NULL)
-			j->released(j, c);
+		tell_released(j, c);
 		return;
 	}
 	/* A barrier completed across nodes counted this node's arrival, so
@@ -372,6 +384,10 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 		c->xwd = 0;	/* nothing left to take back */
 	}
 	c->result = r->status;
+	if (r->last_known) {
+		c->t.last_node = r->last_node;
+		c->t.last_rank = r->last_rank;
+	}
 	/* A transport may hand back C's own text (a one-node NCCL job). */
 	if (r->failed != c->failed)
 		snprintf(c->failed, sizeof(c->failed), "%s", r->failed != NULL ?
@@ -386,8 +402,7 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 	c->done = 1;
 	/* Before any rank hears of it: a replaced helper must know it is over. */
 	ac_journal_remote(j, c);
-	if (j->released != NULL)
-		j->released(j, c);
+	tell_released(j, c);
 }
 
 static long
@@ -484,6 +499,8 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	}
 	if (role == AC_ROLE_SOURCE && c->src == AC_SRC_NONE)
 		c->src = AC_SRC_RUNNING;
+	if (!j->replaying)
+		ac_history_arrived(j, c, lrank);	/* before it may complete */
 	complete(j, c);
 	return c;
 }
@@ -526,6 +543,8 @@ ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
 	c->paylen = n;
 	c->result = status;
 	c->src = AC_SRC_DONE;
+	if (!j->replaying)
+		c->t.finished = ac_now_us();
 	ac_journal_finish(j, c);
 	complete(j, c);
 }
@@ -540,8 +559,7 @@ ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
 	ac_journal_lost(j, c);
 	if (ac_coll_cross(j, c))
 		j->x->publish(j, c);
-	if (j->released != NULL)
-		j->released(j, c);
+	tell_released(j, c);
 }
 
 int
@@ -569,6 +587,8 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 	c->arrived[lrank] = 0;
 	c->status[lrank] = 0;
 	c->narrived--;
+	if (c->t.at != NULL)
+		c->t.at[lrank] = 0;	/* its next arrival is the one */
 	k->next_gen[lrank] = gen;
 	k->nonce[lrank] = 0;
 	if (c->xsent && c->op == AC_OP_BARRIER) {
@@ -648,6 +668,7 @@ ac_job_gc(struct ac_job *j)
 		c->next = NULL;
 		j->ncolls--;
 		j->changes++;
+		ac_history_add(j, c);
 		if ((k = keygen(j, c->key)) != NULL)
 			unlink_kcoll(k, c);
 		if (k != NULL && (k->last_done == NULL || k->last_done->gen < c->gen) &&

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "history.h"
 #include "proto.h"
 #include "xport.h"
 
@@ -35,6 +36,7 @@ struct ac_coll {
 	int		 xover;
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
 	char		*xfailed;		/* the transport gave up on it: why */
+	struct ac_ctime	 t;			/* its timing, for the record */
 };
 
 struct ac_job;
@@ -76,6 +78,9 @@ struct ac_job {
 	unsigned long	  changes;
 	char		 *aborted;		/* "rank 3: reason", or NULL */
 	int		  journal;		/* fd, -1 while replaying */
+	/* The journal replays: arrivals and releases are not live, and their
+	 * times are not those of the record (history.c). */
+	int		  replaying;
 	size_t		  journal_size;
 	size_t		  journal_compacted;	/* its size after the last compaction */
 	void		(*released)(struct ac_job *, struct ac_coll *);

@@ -152,14 +152,22 @@ release_one(struct ac_hconn *c)
 	detach(c);
 }
 
-/* coll.c's callback: a collective was released (or its source died). */
+/* coll.c's callback: a collective was released (or its source died). A
+ * waiter that reports progress and waited over a minute is told first who
+ * came last (history.c), for the log of a job where one node was slow. */
 static void
 on_released(struct ac_job *j, struct ac_coll *co)
 {
-	(void)j;
-	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next)
-		if (c->coll == co)
-			release_one(c);
+	char text[512];
+
+	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
+		if (c->coll != co)
+			continue;
+		if (c->progress_ms > 0 && co->src != AC_SRC_LOST &&
+		    ac_history_note(j, co, c->lrank, text, sizeof(text)) == 0)
+			send_text(c, AC_MSG_NOTE, text);
+		release_one(c);
+	}
 }
 
 static void
@@ -388,6 +396,24 @@ on_status(struct ac_hconn *c)
 	free(text);
 }
 
+/* "status --history": the record's last N, as text or JSON. */
+static void
+on_history(struct ac_hconn *c, struct ac_rd *r)
+{
+	int64_t n = ac_get_i64(r);
+	int json = ac_get_u8(r);
+	char *text;
+
+	if (r->err || n < 0 || json > 1)
+		return refuse(c, "malformed HISTORY");
+	/* One frame: what is past its size is left out (and said so). */
+	if ((text = ac_history_format(&ac_hs.job, n > INT32_MAX ? 0 : (long)n,
+	    json, AC_PAYLOAD_MAX)) == NULL)
+		return refuse(c, "out of memory");
+	send_text(c, AC_MSG_TEXT, text);
+	free(text);
+}
+
 static void
 dispatch(struct ac_hconn *c, int type, struct ac_rd *r)
 {
@@ -407,6 +433,8 @@ dispatch(struct ac_hconn *c, int type, struct ac_rd *r)
 		return on_abort_msg(c, r);
 	case AC_MSG_STATUS:
 		return on_status(c);
+	case AC_MSG_HISTORY:
+		return on_history(c, r);
 	case AC_MSG_STOP:
 		ac_log("stop requested by rank %lld", (long long)c->rank);
 		send_i64(c, AC_MSG_ACK, 0);

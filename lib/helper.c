@@ -523,6 +523,7 @@ out:
 	remove_pid_file();
 	ac_paths_close(&D.paths);
 	ac_job_free(&ac_hs.job);
+	ac_history_free();
 	free(ac_hs.rproc);
 	return rc;
 }

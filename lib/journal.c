@@ -545,6 +545,7 @@ ac_journal_open(struct ac_job *j, const char *path)
 		    (r = pread(fd, data + n, (size_t)st.st_size - n, (off_t)n)) > 0)
 			n += (size_t)r;
 		j->journal = -1;
+		j->replaying = 1;
 		while (off < n) {
 			size_t used = replay_one(j, data + off, n - off);
 			if (used == 0)
@@ -553,6 +554,7 @@ ac_journal_open(struct ac_job *j, const char *path)
 		}
 		free(data);
 		ac_job_gc(j);
+		j->replaying = 0;
 		replayed_since_gc = 0;
 		/* A torn tail (a helper killed mid-write) is cut off. */
 		if (off < n && ftruncate(fd, (off_t)off) == -1)

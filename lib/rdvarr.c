@@ -24,6 +24,7 @@ struct arrivals {
 	char		 key[AC_KEY_MAX];
 	int64_t		 gen;
 	long long	*rev;		/* [nnodes] revision of the news */
+	long long	*mod;		/* [nnodes] revision of the arrival */
 	char		**fails;	/* [nnodes] "rank:status ...", NULL: absent */
 };
 
@@ -51,6 +52,7 @@ free_arrivals(struct arrivals *a)
 		free(a->fails[n]);
 	free(a->fails);
 	free(a->rev);
+	free(a->mod);
 	free(a);
 }
 
@@ -81,9 +83,11 @@ tracked(const char *key, int64_t gen, int create)
 	if (!create || (a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
 	a->rev = calloc((size_t)nn, sizeof(*a->rev));
+	a->mod = calloc((size_t)nn, sizeof(*a->mod));
 	a->fails = calloc((size_t)nn, sizeof(*a->fails));
-	if (a->rev == NULL || a->fails == NULL) {
+	if (a->rev == NULL || a->mod == NULL || a->fails == NULL) {
 		free(a->rev);
+		free(a->mod);
 		free(a->fails);
 		free(a);
 		return NULL;
@@ -96,29 +100,43 @@ tracked(const char *key, int64_t gen, int create)
 }
 
 static void
-news(struct arrivals *a, long node, const char *fails, long long rev)
+news(struct arrivals *a, long node, const char *fails, long long rev,
+    long long mod)
 {
 	if (node < 0 || node >= A.job->nnodes || rev < a->rev[node])
 		return;
 	a->rev[node] = rev;
+	a->mod[node] = fails != NULL ? mod : 0;
 	free(a->fails[node]);
 	a->fails[node] = fails != NULL ? strdup(fails) : NULL;
 }
 
 void
 ac_rdvarr_news(const char *key, int64_t gen, long node, const char *fails,
-    long long rev)
+    long long rev, long long mod)
 {
 	struct arrivals *a = tracked(key, gen, 1);
 
 	if (a == NULL)
 		return;
 	if (node >= 0) {
-		news(a, node, fails, rev);
+		news(a, node, fails, rev, mod);
 		return;
 	}
 	for (long n = 0; n < A.job->nnodes; n++)
-		news(a, n, NULL, rev);
+		news(a, n, NULL, rev, 0);
+}
+
+size_t
+ac_rdvarr_value(const struct ac_job *j, const struct ac_coll *c, char *fails,
+    size_t n, size_t len)
+{
+	/* After the failures: fails.c's reader stops at the '@', and so did
+	 * that of helpers before it was written. */
+	int k = snprintf(fails + n, len - n, " @%lld",
+	    (long long)ac_history_last_rank(j, c));
+
+	return k > 0 && (size_t)k < len - n ? n + (size_t)k : n;
 }
 
 /* Every node's arrival is in: the result, as every node computes it from
@@ -131,8 +149,18 @@ complete(struct arrivals *a)
 	char text[512];
 	struct ac_result r = { 0 };
 
-	for (long node = 0; node < A.job->nnodes; node++)
+	for (long node = 0; node < A.job->nnodes; node++) {
+		const char *at = strrchr(a->fails[node], '@');
+
 		nf = ac_fails_add(a->fails[node], &f, nf, &cap, &more);
+		/* The newest arrival completed it: who everyone waited for. */
+		if (a->mod[node] > 0 && (!r.last_known || a->mod[node] >
+		    a->mod[r.last_node])) {
+			r.last_known = 1;
+			r.last_node = node;
+			r.last_rank = at != NULL ? strtoll(at + 1, NULL, 10) : -1;
+		}
+	}
 	r.status = ac_fails_text(f, nf, more, text, sizeof(text));
 	r.failed = text;
 	free(f);

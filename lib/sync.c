@@ -281,6 +281,12 @@ await(struct ac_sync *s)
 			if (n > 0)
 				memcpy(s->payload, p, n);
 			return 0;
+		case AC_MSG_NOTE:
+			/* A long wait ended: who came last (history.c). */
+			ac_get_str(&r, text, sizeof(text));
+			ac_warnx("passed %s (generation %lld) %s", s->what,
+			    (long long)s->gen, text);
+			continue;
 		case AC_MSG_PROGRESS:
 			ac_get_str(&r, text, sizeof(text));
 			ac_warnx("waiting %s at %s (generation %lld): %s",

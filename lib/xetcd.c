@@ -428,7 +428,7 @@ on_arrive(json_t *reply, void *priv)
 	if (reply != NULL) {
 		rev = ej_revision(reply);
 		/* The arrivals at REV: those listed, and no others. */
-		ac_rdvarr_news(r->key, r->gen, -1, NULL, rev);
+		ac_rdvarr_news(r->key, r->gen, -1, NULL, rev, 0);
 		kvs = ej_kvs(reply, json_is_true(json_object_get(reply,
 		    "succeeded")) ? 1 : 0);
 		json_array_foreach(kvs, i, kv) {
@@ -436,7 +436,8 @@ on_arrive(json_t *reply, void *priv)
 			char *k = ej_kv_field(kv, "key", &kl), *v = ej_kv_field(kv, "value", &vl);
 
 			if (k != NULL && v != NULL)
-				ac_rdvarr_news(r->key, r->gen, node_of(k), v, rev);
+				ac_rdvarr_news(r->key, r->gen, node_of(k), v, rev,
+				    ac_json_i64(kv, "mod_revision"));
 			free(k);
 			free(v);
 		}
@@ -538,6 +539,7 @@ repost_done(struct ac_job *j)
 		    !ac_coll_cross(j, last) || last->narrived < j->lsize)
 			continue;
 		n = ac_fails_of(j, last, fails, sizeof(fails));
+		n = ac_rdvarr_value(j, last, fails, n, sizeof(fails));
 		arr_key(mine, sizeof(mine), last->key, last->gen, j->node);
 		ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
 		    ej_cmp_absent(mine)), json_pack("[o]", op_put(mine, fails, n)),
@@ -558,6 +560,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	n = ac_fails_of(j, c, fails, sizeof(fails));
+	n = ac_rdvarr_value(j, c, fails, n, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
 	ops = json_pack("[o, o]", op_put(mine, fails, n), ej_range(gen, 1));
@@ -1264,12 +1267,12 @@ event(json_t *ev)
 		X.last_rev = rev;
 	if (strncmp(rest, "arr/", 4) == 0 &&
 	    sscanf(rest + 4, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
-		ac_rdvarr_news(key, gen, node, del ? NULL : v, rev);
+		ac_rdvarr_news(key, gen, node, del ? NULL : v, rev, rev);
 		ac_rdvarr_settle(key, gen);
 	} else if (strncmp(rest, "wd/", 3) == 0 && !del &&
 	    sscanf(rest + 3, "%255[^/]/%lld/%ld", key, &gen, &node) == 3) {
 		/* Withdrawn as of REV. */
-		ac_rdvarr_news(key, gen, node, NULL, rev);
+		ac_rdvarr_news(key, gen, node, NULL, rev, 0);
 		ac_rdvarr_settle(key, gen);
 	} else if (strncmp(rest, "done/", 5) == 0 && !del &&
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)

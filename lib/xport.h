@@ -26,6 +26,11 @@ struct ac_result {
 	const char	*failed;	/* "1 (exit 3), 3 (exit 1)", or "" */
 	const uint8_t	*payload;	/* borrowed: coll.c copies it */
 	size_t		 paylen;
+	/* A barrier's: the node whose arrival completed it and that node's
+	 * last rank to arrive (history.c), when the store says (last_known). */
+	int		 last_known;
+	long		 last_node;
+	int64_t		 last_rank;
 };
 
 struct ac_xport {

@@ -178,7 +178,10 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  * in the run's stream) when it is the last. KEYS:
  * the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV: node,
  * "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
- * prefix is not sent again: bytes per arrival count). The script sets the
+ * prefix is not sent again: bytes per arrival count), and the node's last
+ * rank to arrive, which the result names with the node when this arrival
+ * completes it ("R status node rank": who everyone waited for, history.c;
+ * a few bytes per barrier, since the fast path's arrivals send none). The script sets the
  * node's bit whether or not the fast path did (see x_arrive; the fast path's
  * first arrival does its checks with plain commands: first_checks()).
  * Returns {1, result}, {0, nodes arrived}, or {2} when the run's
@@ -234,7 +237,8 @@ static struct script arrive_lua = { FANOUT_LUA
 "  text[#text + 1] = e used = used + k shown = i end\n"
 "if shown < #fails + extra then\n"
 "  text[#text + 1] = 'and ' .. (#fails + extra - shown) .. ' more' end\n"
-"local d = 'R ' .. status .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
+"local d = 'R ' .. status .. ' ' .. ARGV[1] .. ' ' .. ARGV[7] .. '\\n' ..\n"
+"  table.concat(text, ', ') .. '\\n'\n"
 /* Written already (a node withdrew and came back after the last arrival, or
  * two arrivals saw the count). */
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
@@ -675,8 +679,8 @@ on_arrive(redisReply *reply, void *priv)
 static void
 arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 {
-	char arr[KEY_MAX], node[24], ttl[24], gen[24], fails[4096];
-	const char *keys[1] = { arr }, *args[6];
+	char arr[KEY_MAX], node[24], ttl[24], gen[24], last[24], fails[4096];
+	const char *keys[1] = { arr }, *args[7];
 
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	(void)ac_fails_of(j, c, fails, sizeof(fails));
@@ -689,7 +693,9 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 	args[3] = nnodes_arg();
 	args[4] = c->key;
 	args[5] = gen;
-	run(&arrive_lua, on_arrive, r, 1, keys, 6, args, NULL);
+	snprintf(last, sizeof(last), "%" PRId64, ac_history_last_rank(j, c));
+	args[6] = last;
+	run(&arrive_lua, on_arrive, r, 1, keys, 7, args, NULL);
 }
 
 /* Did every local rank of C exit 0? */

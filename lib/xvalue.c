@@ -37,6 +37,7 @@ ac_xvalue_read(const char *v, size_t len, struct ac_result *r, char *failed,
     size_t flen)
 {
 	const char *nl1, *nl2;
+	char *end;
 
 	memset(r, 0, sizeof(*r));
 	if (len == 1 && v[0] == 'L') {
@@ -46,7 +47,16 @@ ac_xvalue_read(const char *v, size_t len, struct ac_result *r, char *failed,
 	if (len < 2 || v[0] != 'R' || (nl1 = memchr(v, '\n', len)) == NULL ||
 	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
 		return -1;
-	r->status = strtoll(v + 2, NULL, 10);
+	r->status = strtoll(v + 2, &end, 10);
+	/* A barrier's "R status node rank": who completed it (Redis' arrive
+	 * script writes it; older helpers wrote the status alone). */
+	if (end < nl1 && *end == ' ') {
+		r->last_node = strtol(end + 1, &end, 10);
+		if (end < nl1 && *end == ' ') {
+			r->last_rank = strtoll(end + 1, &end, 10);
+			r->last_known = end == nl1 && r->last_node >= 0;
+		}
+	}
 	snprintf(failed, flen, "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
 	r->failed = failed;
 	r->payload = (const uint8_t *)nl2 + 1;

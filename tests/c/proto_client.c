@@ -212,9 +212,22 @@ main(int argc, char **argv)
 		put(fd, h, sizeof(h));
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
 	}
+	if (strcmp(mode, "badhistory") == 0) {
+		/* "status --history" asking for a negative count. */
+		struct ac_buf b = { 0 };
+		size_t f = ac_frame_begin(&b, AC_MSG_HISTORY);
+
+		ac_put_i64(&b, -1);
+		ac_put_u8(&b, 0);
+		ac_frame_end(&b, f);
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, b.p, b.len);
+		ac_buf_free(&b);
+		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
+	}
 	if (strcmp(mode, "hugestring") == 0) {
 		/* A string length that points past the end of its frame. */
-		uint8_t h[13] = { 9, 0, 0, 0, AC_MSG_HELLO, 1, 0, 0, 0, 0xff, 0xff,
+		uint8_t h[13] = { 9, 0, 0, 0, AC_MSG_HELLO, AC_PROTO_VERSION, 0, 0, 0, 0xff, 0xff,
 		    0xff, 0x0f };
 		put(fd, h, sizeof(h));
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;

@@ -46,14 +46,15 @@ testUnknownType() { badClient badtype; }
 testHugeString() { badClient hugestring; }
 testNoHello() { badClient nohello; assertContains "$LAST" "expected HELLO first"; }
 testMalformedArrive() { badClient badarrive; assertContains "$LAST" "malformed ARRIVE"; }
+testMalformedHistory() { badClient badhistory; assertContains "$LAST" "malformed HISTORY"; }
 testNegativeStatus() { badClient negstatus; assertContains "$LAST" "malformed ARRIVE"; }
 testWrongJob() { badClient wrongjob; assertContains "$LAST" "this helper serves job proto, not some-other-job"; }
 
 # Another version: the helper says its own and closes; the log names both.
 testOtherVersion() {
 	badClient version
-	assertContains "$LAST" "welcome version 1"
-	assertContains "$(cat "$RT/proto.log")" "refused a client of protocol version 999 (this helper speaks 1)"
+	assertContains "$LAST" "welcome version 2"
+	assertContains "$(cat "$RT/proto.log")" "refused a client of protocol version 999 (this helper speaks 2)"
 }
 
 # Many bad clients at once do not starve a good one.

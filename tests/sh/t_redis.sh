@@ -205,6 +205,27 @@ EOS
 		"$d/before" "$d/after"
 }
 
+# status --history on every node names the slow node's last rank: Redis'
+# arrive script, run by the arrival that completes the barrier, writes its
+# node and rank into the result (issue 22). Without it every node but the
+# slow one said "?" (and the slow one itself, by its own clock, "rank 5").
+testHistoryNamesTheSlowNode() {
+	local d; d=$(scratch)/hist; mkdir -p "$d"
+	across 4 2 bash -c '
+		accelctl barrier start
+		[ $ACCELCTL_RANK = 5 ] && sleep 2
+		accelctl barrier slow
+		[ $ACCELCTL_LOCAL_RANK = 0 ] && accelctl status --history 1 >'"$d"'/h.$ACCELCTL_NODE_RANK
+		accelctl barrier end'
+	assertRc 0 "4 nodes, one slow"
+	# NCCL's all-reduce (tests/fake, tests/gpu) has no order: it says "?".
+	local n last="rank 5 (node 2)"
+	[ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ] && last="?"
+	for n in 0 1 2 3; do
+		assertContains "node $n: $(cat "$d/h.$n")" "$(cat "$d/h.$n")" "slow                 0  $last"
+	done
+}
+
 # The work of one node's arrival does not grow with the nodes: no script text,
 # no list of every node's inbox, no reading of every arrival (issue 14).
 testArrivalCostFlatAsNodesGrow() {

@@ -1,0 +1,60 @@
+/* history.h: the helper's record of the collectives released on this node, a bounded ring, and its text and JSON. */
+#ifndef ACCELCTL_HISTORY_H
+#define ACCELCTL_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ac_coll;
+struct ac_job;
+
+/* The ring holds this many records; the oldest gives way to the newest. */
+#define AC_HISTORY_MAX 10000
+
+/* The timing of one collective on this node, kept by coll.c while it is in
+ * flight (microseconds of CLOCK_MONOTONIC, 0: not seen by this helper, as
+ * after a restart that replayed it from the journal). */
+struct ac_ctime {
+	int64_t	*at;		/* [lsize] each local rank's arrival */
+	int64_t	 posted;	/* handed to the other nodes (the last rank here) */
+	int64_t	 finished;	/* the local source's CMD ended (FINISH) */
+	int64_t	 released;	/* its result came: the waiters were sent it */
+	/* Across nodes, as the transport's result says (-1: not known): the
+	 * rank and node whose arrival completed it. */
+	int64_t	 last_rank, last_node;
+};
+
+/* Microseconds of CLOCK_MONOTONIC. */
+int64_t ac_now_us(void);
+
+/* Local rank LRANK of J arrived live at C (not a journal's replay). */
+void ac_history_arrived(const struct ac_job *j, struct ac_coll *c, long lrank);
+/* C leaves the helper's collectives in flight, complete: add its record when
+ * this helper saw it live. */
+void ac_history_add(const struct ac_job *j, const struct ac_coll *c);
+/* The global rank of C's last local rank to arrive (-1: none seen live, or
+ * its rank not known): what this node says when its arrival completes C. */
+int64_t ac_history_last_rank(const struct ac_job *j, const struct ac_coll *c);
+/* Free the ring (the helper exits; tests). */
+void ac_history_free(void);
+/* How many records the ring holds, and the bytes it takes. */
+size_t ac_history_count(void);
+size_t ac_history_bytes(void);
+
+/*
+ * The last N records (0: all), oldest first, as text or as JSON, into a
+ * buffer of at most MAX bytes that the caller frees; older records are left
+ * out, and the text says so, when the newest fill it. NULL on no memory.
+ */
+char *ac_history_format(const struct ac_job *j, long n, int json, size_t max);
+
+/*
+ * The line a waiter of local rank LRANK is sent when its wait at C lasted
+ * more than AC_HISTORY_NOTE_MS: who came last and how much later. 0, or -1
+ * when the wait was shorter (nothing to say).
+ */
+#define AC_HISTORY_NOTE_MS 60000
+int ac_history_note(const struct ac_job *j, const struct ac_coll *c,
+    long lrank, char *buf, size_t len);
+
+#endif

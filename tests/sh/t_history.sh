@@ -1,0 +1,158 @@
+# t_history.sh: "status --history" names who everyone waited for (issue 22): the slow rank
+# as last, its lateness within 10% of what the ranks' own clocks say, the CMD of a --wait,
+# the rank-seconds as the sum of the waits, the count, the JSON, bad input, and the line
+# a wait of over a minute ends with. Transport-independent: etcd.history runs it across
+# nodes (tests/etcd/suite.sh), where the last rank is on another node than rank 0.
+. "$(dirname "$0")/lib.sh"
+
+NN=${ACCELCTL_TEST_NNODES:-1}
+
+# node_of R N: the node of rank R in "launch -n N" (lib.sh's launch_across).
+node_of() {
+	if [ $(($2 % NN)) = 0 ] && [ "$2" -ge "$NN" ]; then echo $(($1 / ($2 / NN))); else echo 0; fi
+}
+
+# json FILE PYTHON-EXPR: EXPR of the JSON object in FILE (as h), printed.
+json() {
+	python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# within ACTUAL EXPECTED PERCENT: |ACTUAL - EXPECTED| <= PERCENT% of EXPECTED.
+within() {
+	python3 -c 'import sys; a, e, p = map(float, sys.argv[1:]); sys.exit(abs(a - e) > e * p / 100)' "$@"
+}
+
+# A job of 4 ranks where rank 3 comes 3 s late to barrier 'slow'; every rank
+# notes the time just before it calls the barrier; each node's local main then
+# writes its history as JSON (DIR/h.NODE.json) and as text (DIR/h.NODE.txt).
+slow_job() {
+	local d=$1
+	RUN_LIMIT=60 run -- launch -n 4 --tag -- bash -c '
+		accelctl barrier start
+		[ $ACCELCTL_RANK = 3 ] && sleep 3
+		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
+		accelctl barrier slow
+		if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
+			accelctl status --history 1 --json >'"$d"'/h.$ACCELCTL_NODE_RANK.json
+			accelctl status --history >'"$d"'/h.$ACCELCTL_NODE_RANK.txt
+		fi
+		accelctl barrier end'
+}
+
+testSlowRankNamedLast() {
+	local d; d=$(scratch)/slow; mkdir -p "$d"
+	slow_job "$d"
+	assertRc 0 "the slow job"
+	local node3 n nodes=$NN
+	node3=$(node_of 3 4)
+	[ $((4 % NN)) = 0 ] || nodes=1
+	for ((n = 0; n < nodes; n++)); do
+		assertEquals "node $n names rank 3 last: $(cat "$d/h.$n.json")" \
+			"{'rank': 3, 'node': $node3}" "$(json "$d/h.$n.json" 'h["collectives"][0]["last"]')"
+		assertContains "node $n's text" "$(cat "$d/h.$n.txt")" "slow                 0  rank 3 (node $node3)"
+	done
+	# Rank 0 waited for rank 3 as long as rank 3 was late by the ranks'
+	# own clocks (one host here), within 10%.
+	local late waited
+	late=$(( ($(cat "$d/t.3") - $(cat "$d/t.0")) / 1000 ))
+	waited=$(json "$d/h.0.json" 'int(h["collectives"][0]["ranks"][0]["waited_s"] * 1e6)')
+	assertTrue "rank 0 waited ${waited}us for rank 3, late by ${late}us" "within $waited $late 10"
+	# A wait of 3 s ends without the line of a wait of over a minute.
+	assertNotContains "$err" "passed 'slow'"
+}
+
+# The sums: rank-seconds are the waits added up, and the spread here is from
+# the first to the last arrival of this node's ranks.
+testRankSecondsAreTheSumOfWaits() {
+	local d; d=$(scratch)/sums; mkdir -p "$d"
+	slow_job "$d"
+	assertRc 0 "the slow job"
+	local f=$d/h.0.json
+	assertEquals "sum of waits" "True" "$(json "$f" 'abs(sum(r["waited_s"] for r in h["collectives"][0]["ranks"]) - h["collectives"][0]["rank_seconds_waited"]) < 1e-5')"
+	assertEquals "spread" "True" "$(json "$f" 'abs(max(r["arrived_s"] for r in h["collectives"][0]["ranks"]) - h["collectives"][0]["spread_here_s"]) < 1e-5')"
+	if [ "$NN" = 1 ]; then
+		assertEquals "one node: nothing waited across" "None" "$(json "$f" 'h["collectives"][0]["waited_across_s"]')"
+	else
+		assertTrue "node 0 waited across for node of rank 3" \
+			"[ $(json "$f" 'int(h["collectives"][0]["waited_across_s"] * 1000)') -ge 2500 ]"
+	fi
+}
+
+# --wait: the source's CMD time on its node; the others waited about as long.
+testWaitRecordsCmd() {
+	local d; d=$(scratch)/wait; mkdir -p "$d"
+	RUN_LIMIT=60 run -- launch -n 2 --tag -- bash -c '
+		accelctl on-main --wait -- sleep 1.5
+		[ $ACCELCTL_RANK = 0 ] && accelctl status --history 1 --json >'"$d"'/h.json
+		accelctl barrier end'
+	assertRc 0 "the job"
+	assertEquals "kind" "wait" "$(json "$d/h.json" 'h["collectives"][0]["kind"]')"
+	assertTrue "CMD ran 1.5 s" "within $(json "$d/h.json" 'h["collectives"][0]["cmd_s"]') 1.5 10"
+	assertEquals "the source waits for nobody" "None" "$(json "$d/h.json" 'h["collectives"][0]["ranks"][0]["waited_s"]')"
+}
+
+# The count: the last N, oldest first; 0 is all; the ring holds them all here.
+testLastN() {
+	local d; d=$(scratch)/n; mkdir -p "$d"
+	run -- launch -n 2 --tag -- bash -c '
+		for i in 0 1 2 3 4; do accelctl barrier "b$i"; done
+		if [ $ACCELCTL_RANK = 0 ]; then
+			accelctl status --history 2 >'"$d"'/two
+			accelctl status --history 0 >'"$d"'/all
+			accelctl status -H --json >'"$d"'/json
+		fi
+		accelctl barrier end'
+	assertRc 0 "the job"
+	assertEquals "two rows and the headers" 4 "$(wc -l <"$d/two")"
+	assertContains "the newest two, oldest first" "$(sed -n 3p "$d/two")" " b3 "
+	assertContains "$(sed -n 4p "$d/two")" " b4 "
+	assertContains "$(head -1 "$d/all")" "the last 5 of 5 collectives released here"
+	assertEquals "valid JSON, 5 records" 5 "$(json "$d/json" 'len(h["collectives"])')"
+	assertEquals "nothing left out" 0 "$(json "$d/json" 'h["left_out"]')"
+}
+
+testBadInput() {
+	local rt; rt=$(scratch)/bad-rt; mkdir -p -m 700 "$rt"
+	local env="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_JOB_ID=bad ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0"
+	# shellcheck disable=SC2086
+	run $env -- status --history abc
+	assertRc 2 "a count that is not one"
+	assertContains "$err" "accelctl: status: invalid count 'abc'"
+	# shellcheck disable=SC2086
+	run $env -- status --history 10001
+	assertRc 2 "more than are kept"
+	assertContains "$err" "accelctl: status: invalid count '10001'"
+	# shellcheck disable=SC2086
+	run $env -- status 5
+	assertRc 2 "a count without --history"
+	assertContains "$err" "a count goes with --history"
+	# shellcheck disable=SC2086
+	run $env -- status --json
+	assertRc 2 "--json without --history"
+	assertContains "$err" "--json goes with --history"
+	# No helper: nothing recorded, and no helper started by asking.
+	# shellcheck disable=SC2086
+	run $env -- status --history
+	assertRc 0 "no helper"
+	assertContains "$out" "no helper runs on this node: nothing recorded"
+	# shellcheck disable=SC2086
+	run $env -- status --history --json
+	assertEquals "JSON without a helper" '{"job":"bad","helper":false,"collectives":[]}' "$out"
+	assertEquals "no helper was started" "" "$(ls "$rt")"
+}
+
+# A wait of over a minute (a real one: the note's threshold is not a knob)
+# ends with a line on the local main process's stderr: who came last, and how
+# much later than this rank (or than this node's ranks, across nodes).
+testLongWaitEndsWithWhoCameLast() {
+	local node1; node1=$(node_of 1 2)
+	RUN_LIMIT=120 run -- launch -n 2 --tag -- bash -c '
+		[ $ACCELCTL_RANK = 1 ] && sleep 62
+		accelctl barrier --timeout 5m long'
+	assertRc 0 "the job"
+	assertContains "the line: $err" "$err" "0: accelctl: barrier: passed 'long' (generation 0) after 1m0"
+	assertContains "$err" "the last to arrive was rank 1 (node $node1), 1m0"
+	assertNotContains "rank 1 itself did not wait" "$err" "1: accelctl: barrier: passed"
+}
+
+. shunit2
