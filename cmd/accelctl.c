@@ -38,6 +38,7 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_launch,
 	&cmd_helper,
 	&cmd_rendezvous,
+	&cmd_trace,
 	NULL
 };
 

@@ -85,6 +85,6 @@ int ac_cmd_sync_init(struct ac_sync *s, const struct ac_topo *t,
 extern const struct ac_cmd cmd_is_main, cmd_is_local_main, cmd_on_main,
     cmd_on_local_main, cmd_on_process, cmd_on_local_process, cmd_print,
     cmd_info, cmd_launch, cmd_barrier, cmd_main_first, cmd_broadcast,
-    cmd_abort, cmd_status, cmd_helper, cmd_check, cmd_rendezvous;
+    cmd_abort, cmd_status, cmd_helper, cmd_check, cmd_rendezvous, cmd_trace;
 
 #endif

@@ -75,8 +75,8 @@ exec_status(const struct ac_cmd *self, struct ac_args *a)
 		if (type == -1)
 			return rc;
 		if (a->seen[OPT_JSON])
-			printf("{\"job\":\"%s\",\"helper\":false,"
-			    "\"collectives\":[]}\n", t.job_id);
+			printf("{\"job\":\"%s\",\"helper\":false,\"kept\":0,"
+			    "\"left_out\":0,\"collectives\":[]}\n", t.job_id);
 		else
 			printf("job %s: no helper runs on this node: nothing "
 			    "%s\n", t.job_id, a->seen[OPT_HISTORY] ?

@@ -8,7 +8,7 @@
 
 _accelctl_commands='is-main is-local-main on-main on-local-main on-process
 on-local-process print barrier main-first broadcast abort status info check
-launch helper rendezvous'
+launch helper rendezvous trace'
 _accelctl_helper_actions='run start stop status'
 _accelctl_rendezvous_actions='start stop status'
 _accelctl_global_opts='-h --help --version --list-commands'
@@ -22,6 +22,7 @@ _accelctl_opts()
 	launch) echo '-n --nproc -N --nnodes -l --tag -K --kill-on-bad-exit -r --rendezvous -h --help' ;;
 	helper) echo '-r --rendezvous -h --help' ;;
 	rendezvous) echo '--bind --port --dir --redis-server --shell --json -h --help' ;;
+	trace) echo '-o --output --svg -j --job -h --help' ;;
 	# print parses no options: only a lone --help (and a leading --) mean something.
 	print) echo '-- --help' ;;
 	on-main | on-local-main | on-process | on-local-process)
@@ -125,6 +126,17 @@ _accelctl()
 			done
 			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_rendezvous_actions" -- "$cur") ;;
 		esac
+		return 0
+	fi
+
+	# trace: its action, then a file or the directory.
+	if [[ $cmd == trace && $cur != -* ]]; then
+		if ((COMP_CWORD == 2)); then
+			mapfile -t COMPREPLY < <(compgen -W 'merge' -- "$cur")
+		else
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
 		return 0
 	fi
 

@@ -37,7 +37,7 @@ function __accelctl_child
     complete -C (string join -- ' ' (string escape -- $words[(math $i + 3)..-1]) (commandline -ct))
 end
 
-set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper rendezvous
+set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper rendezvous trace
 set -l runners on-main on-local-main on-process on-local-process
 
 complete -c accelctl -f
@@ -62,9 +62,10 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a check -d 
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d 'start K processes on each of M simulated nodes'
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a helper -d "run, start, stop or look at this node's helper"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a rendezvous -d "start a private redis-server for this job's nodes"
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a trace -d "merge the nodes' traces of a job into one (Perfetto, chrome://tracing)"
 
 # Every subcommand but print (which parses no options) takes -h/--help.
-set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper rendezvous
+set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper rendezvous trace
 complete -c accelctl -n "__fish_seen_subcommand_from $helped; and not __accelctl_after_dashdash" -s h -l help -d 'show help'
 complete -c accelctl -n "__fish_seen_subcommand_from print; and test (count (commandline -opc)) -eq 2" -l help -d 'show help'
 
@@ -101,6 +102,12 @@ set -l rdv_action "__fish_seen_subcommand_from rendezvous; and not __fish_seen_s
 complete -c accelctl -n $rdv_action -a start -d 'start it and print the lines to eval'
 complete -c accelctl -n $rdv_action -a stop -d 'stop it now'
 complete -c accelctl -n $rdv_action -a status -d 'show it; exit 1 if none runs'
+
+set -l in_trace "__fish_seen_subcommand_from trace"
+complete -c accelctl -n "$in_trace; and not __fish_seen_subcommand_from merge" -a merge -d "the nodes' traces of a job into one"
+complete -c accelctl -n $in_trace -s o -l output -r -F -d 'write the merged trace to FILE (DIR/accelctl.JOB.json)'
+complete -c accelctl -n $in_trace -l svg -r -F -d 'also write a timeline of it to FILE, one row per rank'
+complete -c accelctl -n $in_trace -s j -l job -x -d 'the job whose traces to merge (the one in DIR)'
 
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l json -d 'print one JSON object'
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l shell -d 'print ACCELCTL_*=value lines for eval'

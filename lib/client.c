@@ -189,9 +189,11 @@ hello(struct ac_client *c, int *rc)
 		c->helper_pid = (long)ac_get_i64(&r);
 		if (v != AC_PROTO_VERSION) {
 			ac_warnx("the helper speaks protocol version %u, this "
-			    "accelctl speaks version %u: stop the old helper "
-			    "(accelctl helper stop) or use one accelctl version",
-			    v, AC_PROTO_VERSION);
+			    "accelctl speaks version %u: %s", v, AC_PROTO_VERSION,
+			    v < AC_PROTO_VERSION ? "stop the old helper "
+			    "(accelctl helper stop) or use one accelctl version" :
+			    "this accelctl is older than the one that started "
+			    "the helper: use one accelctl version");
 			*rc = AC_EXIT_FAILED;
 			return -2;
 		}

@@ -501,6 +501,8 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		c->src = AC_SRC_RUNNING;
 	if (!j->replaying)
 		ac_history_arrived(j, c, lrank);	/* before it may complete */
+	else
+		c->t.replayed = 1;
 	complete(j, c);
 	return c;
 }

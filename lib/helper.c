@@ -29,6 +29,7 @@
 
 #include "client.h"
 #include "coll.h"
+#include "trace.h"
 #include "duration.h"
 #include "helper.h"
 #include "journal.h"
@@ -437,6 +438,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	/* Not the job's working directory: it may be a mount to unmount. The
 	 * runtime directory's paths are absolute, or through its descriptor
 	 * (rundir.c). */
+	ac_trace_init();
 	if (chdir("/") == -1)
 		ac_log("chdir /: %s", strerror(errno));
 	ac_hs.max_clients = client_limit();
@@ -524,6 +526,7 @@ out:
 	ac_paths_close(&D.paths);
 	ac_job_free(&ac_hs.job);
 	ac_history_free();
+	ac_trace_close();
 	free(ac_hs.rproc);
 	return rc;
 }

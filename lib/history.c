@@ -26,6 +26,7 @@
 #include "duration.h"
 #include "history.h"
 #include "kind.h"
+#include "trace.h"
 
 struct rec {
 	char	*key;			/* "b:NAME" */
@@ -36,6 +37,7 @@ struct rec {
 	int64_t	 posted, finished, released;
 	int64_t	 wall_ms;		/* the wall clock at the release */
 	int64_t	 last_rank, last_node;	/* across nodes, -1: not known */
+	long	 src_l;			/* the local source rank, -1 none */
 };
 
 static struct {
@@ -137,8 +139,11 @@ ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 	char *key;
 	int64_t *at;
 
-	if (c->t.at == NULL)
-		return;		/* replayed from the journal: not seen live */
+	/* Replayed from the journal, even in part: not seen live. A record
+	 * of it would time the arrivals from their reconnection and name
+	 * this node's last to reconnect as last (review of issue 22). */
+	if (c->t.at == NULL || c->t.replayed)
+		return;
 	key = strdup(c->key);
 	at = malloc((size_t)j->lsize * sizeof(*at));
 	if (key == NULL || at == NULL || (r = slot()) == NULL) {
@@ -152,7 +157,11 @@ ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 	H.bytes += strlen(r->key) + 1 + (size_t)r->lsize * sizeof(*r->at);
 	memcpy(r->at, c->t.at, (size_t)j->lsize * sizeof(*r->at));
 	r->gen = c->gen;
-	r->source = c->op == AC_OP_RESULT ? c->source : -1;
+	/* Global, as every rank this prints: a node-scoped one is local. */
+	r->source = c->op != AC_OP_RESULT ? -1 : c->scope == AC_SCOPE_NODE ?
+	    (c->source >= 0 && c->source < j->lsize ? j->rank_of[c->source] :
+	    -1) : c->source;
+	r->src_l = c->op == AC_OP_RESULT ? ac_coll_source_lrank(j, c) : -1;
 	r->op = c->op;
 	r->scope = c->scope;
 	r->lost = c->src == AC_SRC_LOST;
@@ -166,6 +175,7 @@ ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 	r->wall_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 	    (now - r->released) / 1000;
 	H.total++;
+	ac_trace_add(j, c, r->wall_ms);
 	/* Kept in the order of release: the helper collects what completed
 	 * newest first, so two released since its last pass came reversed. */
 	for (size_t i = H.n - 1; i > 0 && H.n - i < 64; i--) {
@@ -211,24 +221,13 @@ struct sums {
 	int64_t	 cmd;		/* the local source's CMD, -1 none */
 };
 
-static long
-lrank_of(const struct ac_job *j, int64_t rank)
-{
-	for (long l = 0; rank >= 0 && l < j->lsize; l++)
-		if (j->rank_of[l] == rank)
-			return l;
-	return -1;
-}
-
 static void
-add_up(const struct ac_job *j, const struct rec *r, struct sums *s)
+add_up(const struct rec *r, struct sums *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->last_l = -1;
 	s->cmd = -1;
-	s->src_l = r->source < 0 ? -1 : r->scope == AC_SCOPE_NODE ?
-	    (r->source < r->lsize ? (long)r->source : -1) :
-	    lrank_of(j, r->source);
+	s->src_l = r->src_l;
 	for (long l = 0; l < r->lsize; l++) {
 		int64_t at = r->at[l];
 
@@ -315,29 +314,38 @@ dur(int64_t us, char *buf, size_t len)
 	return buf;
 }
 
-/* "rank 5 (node 1)", or a local rank whose global rank is not known. */
+/* "rank 5 (node 1)", or a local rank whose global rank is not known;
+ * NODE -1: on another node, which one not known. */
 static const char *
-who(const struct ac_job *j, int64_t rank, long node, long lrank, char *buf,
-    size_t len)
+who(int64_t rank, long node, long lrank, char *buf, size_t len)
 {
-	if (rank >= 0)
+	if (rank >= 0 && node >= 0)
 		snprintf(buf, len, "rank %lld (node %ld)", (long long)rank, node);
+	else if (rank >= 0)
+		snprintf(buf, len, "rank %lld (another node)", (long long)rank);
 	else if (lrank >= 0)
 		snprintf(buf, len, "local rank %ld (node %ld)", lrank, node);
 	else
 		snprintf(buf, len, "node %ld", node);
-	(void)j;
 	return buf;
 }
 
-/* The job-wide last arrival of R: the transport's, else this node's when
- * the collective stayed here. 0 when not known (a transport that does not
- * say, a helper that saw it only in part). */
+/*
+ * Who everyone waited for at R: a result op's source (its CMD or value);
+ * else the job-wide last arrival, the transport's, or this node's when the
+ * collective stayed here. 0 when not known (a transport that does not say).
+ */
 static int
 last_of(const struct ac_job *j, const struct rec *r, const struct sums *s,
     int64_t *rank, long *node, long *lrank)
 {
 	*lrank = -1;
+	if (r->op == AC_OP_RESULT) {
+		*rank = r->source;
+		*lrank = s->src_l;
+		*node = s->src_l >= 0 ? j->node : -1;
+		return r->source >= 0 || s->src_l >= 0;
+	}
 	if (r->posted != 0 && r->last_node >= 0 && r->last_node != j->node) {
 		*rank = r->last_rank;
 		*node = (long)r->last_node;
@@ -351,35 +359,69 @@ last_of(const struct ac_job *j, const struct rec *r, const struct sums *s,
 	return 1;
 }
 
+/* One text row's fields. */
+struct row {
+	char	 t[32], gen[24], last[96], spread[24], across[24], cost[24],
+		 cmd[24], st[24];
+	const char *kind, *name;
+};
+
 static void
-text_row(struct out *o, const struct ac_job *j, const struct rec *r)
+row_of(const struct ac_job *j, const struct rec *r, struct row *w)
 {
 	struct sums s;
-	char t[32], last[80], d1[24], d2[24], d3[24], st[24];
+	char hm[16];
 	time_t secs = (time_t)(r->wall_ms / 1000);
 	struct tm tm;
 	int64_t rank;
 	long node, lrank;
 
-	add_up(j, r, &s);
+	add_up(r, &s);
 	localtime_r(&secs, &tm);
-	strftime(t, sizeof(t), "%H:%M:%S", &tm);
-	if (last_of(j, r, &s, &rank, &node, &lrank))
-		who(j, rank, node, lrank, last, sizeof(last));
+	strftime(hm, sizeof(hm), "%H:%M:%S", &tm);
+	snprintf(w->t, sizeof(w->t), "%s.%03d", hm, (int)(r->wall_ms % 1000));
+	w->kind = ac_kind_of(r->key)->name;
+	w->name = ac_kind_label(r->key);
+	snprintf(w->gen, sizeof(w->gen), "%lld", (long long)r->gen);
+	if (last_of(j, r, &s, &rank, &node, &lrank)) {
+		who(rank, node, lrank, w->last, sizeof(w->last));
+		if (r->op == AC_OP_RESULT)
+			snprintf(w->last + strlen(w->last), sizeof(w->last) -
+			    strlen(w->last), ", source");
+	} else
+		snprintf(w->last, sizeof(w->last), "?");
+	dur(s.last - s.first, w->spread, sizeof(w->spread));
+	if (r->posted != 0)
+		dur(r->released > r->posted ? r->released - r->posted : 0,
+		    w->across, sizeof(w->across));
 	else
-		snprintf(last, sizeof(last), "?");
+		snprintf(w->across, sizeof(w->across), "-");
+	snprintf(w->cost, sizeof(w->cost), "%.3f", (double)s.waited / 1e6);
+	if (s.cmd >= 0)
+		dur(s.cmd, w->cmd, sizeof(w->cmd));
+	else
+		snprintf(w->cmd, sizeof(w->cmd), "-");
 	if (r->lost)
-		snprintf(st, sizeof(st), "died");
+		snprintf(w->st, sizeof(w->st), "died");
 	else
-		snprintf(st, sizeof(st), "%lld", (long long)r->status);
-	put(o, "%s.%03d  %-10s %-16s %5lld  %-18s %8s %8s %12.3f %8s  %s\n", t,
-	    (int)(r->wall_ms % 1000), ac_kind_of(r->key)->name,
-	    ac_kind_label(r->key), (long long)r->gen, last,
-	    dur(s.last - s.first, d1, sizeof(d1)),
-	    r->posted != 0 ? dur(r->released > r->posted ? r->released -
-	    r->posted : 0, d2, sizeof(d2)) : "-",
-	    (double)s.waited / 1e6,
-	    s.cmd >= 0 ? dur(s.cmd, d3, sizeof(d3)) : "-", st);
+		snprintf(w->st, sizeof(w->st), "%lld", (long long)r->status);
+}
+
+/* Column widths: the header's, or the widest value shown. */
+struct widths {
+	int	 name, gen, last;
+};
+
+static void
+text_row(struct out *o, const struct ac_job *j, const struct rec *r,
+    const struct widths *w)
+{
+	struct row f;
+
+	row_of(j, r, &f);
+	put(o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %12s %8s  %s\n", f.t, f.kind,
+	    w->name, f.name, w->gen, f.gen, w->last, f.last, f.spread, f.across,
+	    f.cost, f.cmd, f.st);
 }
 
 static void
@@ -401,7 +443,7 @@ json_row(struct out *o, const struct ac_job *j, const struct rec *r, int first)
 	int64_t rank;
 	long node, lrank;
 
-	add_up(j, r, &s);
+	add_up(r, &s);
 	gmtime_r(&secs, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
 	/* Names are A-Z a-z 0-9 . _ : - (ac_key_valid): nothing to escape. */
@@ -410,12 +452,17 @@ json_row(struct out *o, const struct ac_job *j, const struct rec *r, int first)
 	    "\"died\":%s", first ? "" : ",", ac_kind_of(r->key)->name,
 	    ac_kind_label(r->key), (long long)r->gen, t, (int)(r->wall_ms % 1000),
 	    (long long)r->wall_ms, (long long)r->status, r->lost ? "true" : "false");
-	if (r->source >= 0)
+	if (r->op == AC_OP_RESULT)
 		put(o, ",\"source\":%lld", (long long)r->source);
-	if (last_of(j, r, &s, &rank, &node, &lrank))
-		put(o, ",\"last\":{\"rank\":%lld,\"node\":%ld}", (long long)rank, node);
-	else
-		put(o, ",\"last\":null");
+	put(o, ",\"last\":");
+	if (!last_of(j, r, &s, &rank, &node, &lrank))
+		put(o, "null");
+	else {
+		put(o, rank >= 0 ? "{\"rank\":%lld" : "{\"rank\":null",
+		    (long long)rank);
+		put(o, node >= 0 ? ",\"node\":%ld" : ",\"node\":null", node);
+		put(o, ",\"source\":%s}", r->op == AC_OP_RESULT ? "true" : "false");
+	}
 	json_secs(o, "spread_here_s", s.last - s.first, s.last_l >= 0);
 	json_secs(o, "waited_across_s", r->released > r->posted ? r->released -
 	    r->posted : 0, r->posted != 0);
@@ -423,7 +470,8 @@ json_row(struct out *o, const struct ac_job *j, const struct rec *r, int first)
 	json_secs(o, "cmd_s", s.cmd, s.cmd >= 0);
 	put(o, ",\"ranks\":[");
 	for (long l = 0; l < r->lsize; l++) {
-		put(o, "%s{\"local_rank\":%ld,\"rank\":%lld", l ? "," : "", l,
+		put(o, "%s{\"local_rank\":%ld", l ? "," : "", l);
+		put(o, j->rank_of[l] >= 0 ? ",\"rank\":%lld" : ",\"rank\":null",
 		    (long long)j->rank_of[l]);
 		json_secs(o, "arrived_s", r->at[l] - s.first, r->at[l] != 0);
 		json_secs(o, "waited_s", r->released > r->at[l] ? r->released -
@@ -440,39 +488,49 @@ nth(size_t i)
 	return &H.r[idx(i)];
 }
 
+/* A row's size at most, but for its name (history_format's check). */
+static size_t
+row_bound(const struct rec *r, int json)
+{
+	return json ? 600 + (size_t)r->lsize * 110 : 220;
+}
+
 char *
 ac_history_format(const struct ac_job *j, long n, int json, size_t max)
 {
 	struct out o = { .cap = 4096, .max = max };
 	size_t want = n <= 0 || (size_t)n > H.n ? H.n : (size_t)n, from, shown;
+	size_t bound = 1024;
+	struct widths w = { 4, 3, 4 };	/* NAME, GEN, LAST */
 	char kb[24];
 
 	if (max < 4096 || (o.p = malloc(o.cap)) == NULL)
 		return NULL;
 	o.p[0] = '\0';
-	/* The newest WANT, oldest first, as many as fit in MAX with room for
-	 * the closing line: past that the rest are left out, and said so. */
 	from = H.n - want;
 	shown = want;
-	snprintf(kb, sizeof(kb), "%.1f KiB", (double)ac_history_bytes() / 1024);
-	if (json)
-		put(&o, "{\"job\":\"%s\",\"node\":%ld,\"nodes\":%ld,"
-		    "\"local_ranks\":%ld,\"released_here\":%lu,\"kept\":%zu,"
-		    "\"kept_at_most\":%d,\"bytes\":%zu,\"collectives\":[", j->id,
-		    j->node, j->nnodes, j->lsize, H.total, H.n, AC_HISTORY_MAX,
-		    ac_history_bytes());
-	else {
-		put(&o, "job %s, node %ld: the last %zu of %lu collectives "
-		    "released here (%zu kept, at most %d, in %s)\n", j->id, j->node,
-		    want, H.total, H.n, AC_HISTORY_MAX, kb);
-		if (want > 0)
-			put(&o, "%-12s  %-10s %-16s %5s  %-18s %8s %8s %12s %8s  %s\n",
-			    "RELEASED", "KIND", "NAME", "GEN", "LAST", "SPREAD",
-			    "ACROSS", "RANK-SECONDS", "CMD", "STATUS");
+	for (size_t i = from; i < H.n; i++) {
+		const struct rec *r = nth(i);
+
+		bound += row_bound(r, json) + 2 * strlen(r->key);
+		if (!json) {
+			struct row f;
+			int k;
+
+			row_of(j, r, &f);
+			if ((k = (int)strlen(f.name)) > w.name)
+				w.name = k;
+			if ((k = (int)strlen(f.gen)) > w.gen)
+				w.gen = k;
+			if ((k = (int)strlen(f.last)) > w.last)
+				w.last = k;
+		}
 	}
-	/* Measured from the newest back: those that fit, with room for
-	 * the header and the closing line. */
-	for (size_t i = H.n, sum = o.len + 512; i > from; i--) {
+	/* The newest WANT, oldest first, as many as fit in MAX with room for
+	 * the closing line: past that the rest are left out, and said so.
+	 * Measured from the newest back only when they might not fit: the
+	 * helper serves nobody else meanwhile. */
+	for (size_t i = H.n, sum = 1024; bound > max && i > from; i--) {
 		struct out m = { .cap = 4096, .max = max };
 
 		if ((m.p = malloc(m.cap)) == NULL) {
@@ -482,7 +540,7 @@ ac_history_format(const struct ac_job *j, long n, int json, size_t max)
 		if (json)
 			json_row(&m, j, nth(i - 1), 0);
 		else
-			text_row(&m, j, nth(i - 1));
+			text_row(&m, j, nth(i - 1), &w);
 		sum += m.len;
 		free(m.p);
 		if (m.full || m.err || sum > max) {
@@ -491,18 +549,34 @@ ac_history_format(const struct ac_job *j, long n, int json, size_t max)
 			break;
 		}
 	}
+	snprintf(kb, sizeof(kb), "%.1f KiB", (double)ac_history_bytes() / 1024);
+	if (json)
+		put(&o, "{\"job\":\"%s\",\"helper\":true,\"node\":%ld,\"nodes\":%ld,"
+		    "\"local_ranks\":%ld,\"released_here\":%lu,\"kept\":%zu,"
+		    "\"kept_at_most\":%d,\"bytes\":%zu,\"left_out\":%zu,"
+		    "\"collectives\":[", j->id, j->node, j->nnodes, j->lsize,
+		    H.total, H.n, AC_HISTORY_MAX, ac_history_bytes(), want - shown);
+	else {
+		put(&o, "job %s, node %ld: the last %zu of %lu collectives "
+		    "released here (%zu kept, at most %d, in %s)\n", j->id, j->node,
+		    want, H.total, H.n, AC_HISTORY_MAX, kb);
+		if (shown < want)
+			put(&o, "(the %zu oldest of them left out: the text would "
+			    "exceed %zu bytes)\n", want - shown, max);
+		if (want > 0)
+			put(&o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %12s %8s  %s\n",
+			    "RELEASED", "KIND", w.name, "NAME", w.gen, "GEN", w.last,
+			    "LAST", "SPREAD", "ACROSS", "RANK-SECONDS", "CMD", "STATUS");
+	}
 	for (size_t i = from; i < H.n; i++) {
 		if (json)
 			json_row(&o, j, nth(i), i == from);
 		else
-			text_row(&o, j, nth(i));
+			text_row(&o, j, nth(i), &w);
 	}
 	if (json)
-		put(&o, "%s],\"left_out\":%zu}\n", shown > 0 ? "\n" : "", want - shown);
-	else if (shown < want)
-		put(&o, "(%zu older ones left out: the text would exceed %zu "
-		    "bytes)\n", want - shown, max);
-	if (o.err) {
+		put(&o, "%s]}\n", shown > 0 ? "\n" : "");
+	if (o.err || o.full) {
 		free(o.p);
 		return NULL;
 	}
@@ -517,7 +591,7 @@ ac_history_note(const struct ac_job *j, const struct ac_coll *c, long lrank,
 	long last_l = -1;
 	char d1[24], d2[24], w[80];
 
-	if (c->t.at == NULL || lrank < 0 || lrank >= j->lsize ||
+	if (c->t.at == NULL || c->t.replayed || lrank < 0 || lrank >= j->lsize ||
 	    (mine = c->t.at[lrank]) == 0 || now - mine <= AC_HISTORY_NOTE_MS * 1000LL)
 		return -1;
 	for (long l = 0; l < j->lsize; l++)
@@ -529,19 +603,23 @@ ac_history_note(const struct ac_job *j, const struct ac_coll *c, long lrank,
 	if (c->op == AC_OP_RESULT) {
 		long sl = ac_coll_source_lrank(j, c);
 
-		if (sl >= 0 && c->t.finished != 0 && c->t.at[sl] != 0)
+		int64_t src = c->scope == AC_SCOPE_NODE ? (sl >= 0 ?
+		    j->rank_of[sl] : -1) : c->source;
+
+		if (sl >= 0 && c->t.finished != 0 && c->t.at[sl] != 0 &&
+		    !ac_kind_of(c->key)->streamed)
 			snprintf(buf, len, "after %s: rank %lld's CMD ran %s", d1,
-			    (long long)c->source, dur(c->t.finished - c->t.at[sl],
-			    d2, sizeof(d2)));
+			    (long long)src, dur(c->t.finished - c->t.at[sl], d2,
+			    sizeof(d2)));
 		else
-			snprintf(buf, len, "after %s: the result of rank %lld came "
-			    "then", d1, (long long)c->source);
+			snprintf(buf, len, "after %s, waiting for rank %lld (the "
+			    "source)", d1, (long long)src);
 		return 0;
 	}
 	if (c->t.posted != 0 && c->t.last_node >= 0 && c->t.last_node != j->node)
 		snprintf(buf, len, "after %s: the last to arrive was %s, "
 		    "%s after this node's ranks were all here", d1,
-		    who(j, c->t.last_rank, (long)c->t.last_node, -1, w, sizeof(w)),
+		    who(c->t.last_rank, (long)c->t.last_node, -1, w, sizeof(w)),
 		    dur(c->t.released > c->t.posted ? c->t.released - c->t.posted :
 		    0, d2, sizeof(d2)));
 	else if (c->t.posted != 0 && c->t.last_node < 0)
@@ -550,7 +628,7 @@ ac_history_note(const struct ac_job *j, const struct ac_coll *c, long lrank,
 		    c->t.posted ? c->t.released - c->t.posted : 0, d2, sizeof(d2)));
 	else
 		snprintf(buf, len, "after %s: the last to arrive was %s, %s "
-		    "after rank %lld", d1, who(j, j->rank_of[last_l], j->node,
+		    "after rank %lld", d1, who(j->rank_of[last_l], j->node,
 		    last_l, w, sizeof(w)), dur(last - mine, d2, sizeof(d2)),
 		    (long long)j->rank_of[lrank]);
 	return 0;

@@ -22,6 +22,9 @@ struct ac_ctime {
 	/* Across nodes, as the transport's result says (-1: not known): the
 	 * rank and node whose arrival completed it. */
 	int64_t	 last_rank, last_node;
+	/* An arrival of it came from the journal's replay (a replaced
+	 * helper): its times are partly unknown, so it leaves no record. */
+	int	 replayed;
 };
 
 /* Microseconds of CLOCK_MONOTONIC. */

@@ -181,7 +181,8 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  * prefix is not sent again: bytes per arrival count), and the node's last
  * rank to arrive, which the result names with the node when this arrival
  * completes it ("R status node rank": who everyone waited for, history.c;
- * a few bytes per barrier, since the fast path's arrivals send none). The script sets the
+ * a few bytes per barrier, since the fast path's arrivals send none), or ""
+ * when this is not the node's own arrival (arrive_script's FRESH). The script sets the
  * node's bit whether or not the fast path did (see x_arrive; the fast path's
  * first arrival does its checks with plain commands: first_checks()).
  * Returns {1, result}, {0, nodes arrived}, or {2} when the run's
@@ -237,8 +238,9 @@ static struct script arrive_lua = { FANOUT_LUA
 "  text[#text + 1] = e used = used + k shown = i end\n"
 "if shown < #fails + extra then\n"
 "  text[#text + 1] = 'and ' .. (#fails + extra - shown) .. ' more' end\n"
-"local d = 'R ' .. status .. ' ' .. ARGV[1] .. ' ' .. ARGV[7] .. '\\n' ..\n"
-"  table.concat(text, ', ') .. '\\n'\n"
+"local who = ''\n"
+"if ARGV[7] ~= '' then who = ' ' .. ARGV[1] .. ' ' .. ARGV[7] end\n"
+"local d = 'R ' .. status .. who .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
 /* Written already (a node withdrew and came back after the last arrival, or
  * two arrivals saw the count). */
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
@@ -551,7 +553,7 @@ on_look_done(redisReply *reply, void *priv)
 
 static void x_arrive(struct ac_job *j, struct ac_coll *c);
 static void arrive_script(const struct ac_job *j, const struct ac_coll *c,
-    struct req *r);
+    struct req *r, int fresh);
 
 /*
  * A look's GET of the arrivals: which nodes are missing. This node's own bit
@@ -587,7 +589,7 @@ on_look(redisReply *reply, void *priv)
 			struct req *n = new_req(c);
 
 			if (n != NULL)
-				arrive_script(X.job, c, n);
+				arrive_script(X.job, c, n, 0);
 		}
 	}
 	free(r);
@@ -675,9 +677,14 @@ on_arrive(redisReply *reply, void *priv)
 	free(r);
 }
 
-/* The arrive script for C (see arrive_lua). */
+/* The arrive script for C (see arrive_lua). FRESH: this is this node's
+ * arrival (its first post, or the script after its fast path's BITFIELD),
+ * which names it as last if it completes C; a look's or a repeated post's
+ * script, completing C for a node whose own script has not run, names
+ * nobody (the result says "?" rather than a wrong node). */
 static void
-arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
+arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
+    int fresh)
 {
 	char arr[KEY_MAX], node[24], ttl[24], gen[24], last[24], fails[4096];
 	const char *keys[1] = { arr }, *args[7];
@@ -693,7 +700,10 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r)
 	args[3] = nnodes_arg();
 	args[4] = c->key;
 	args[5] = gen;
-	snprintf(last, sizeof(last), "%" PRId64, ac_history_last_rank(j, c));
+	if (fresh)
+		snprintf(last, sizeof(last), "%" PRId64, ac_history_last_rank(j, c));
+	else
+		last[0] = '\0';
 	args[6] = last;
 	run(&arrive_lua, on_arrive, r, 1, keys, 7, args, NULL);
 }
@@ -762,7 +772,7 @@ on_fast(redisReply *reply, void *priv)
 	if (old == 0 && count == 1 && count < X.job->nnodes)
 		first_checks(c);
 	else if (old != 0 || count >= X.job->nnodes) {
-		arrive_script(X.job, c, r);
+		arrive_script(X.job, c, r, old == 0);
 		return;
 	}
 	ac_rdvproto_look_soon();	/* which nodes are missing: later */
@@ -790,7 +800,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
 		return;	/* sweep() posts it once connected (in node 0's run) */
 	if (ac_rdvproto_posted(c) || !all_ok(j, c)) {
-		arrive_script(j, c, r);
+		arrive_script(j, c, r, !ac_rdvproto_posted(c));
 		return;
 	}
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);

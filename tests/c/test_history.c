@@ -64,9 +64,9 @@ main(void)
 	CHECK(text != NULL && strstr(text, "  7\n") != NULL);	/* rank 2's status */
 	free(text);
 	text = ac_history_format(&j, 10, 1, AC_PAYLOAD_MAX);
-	CHECK(text != NULL && strstr(text, "\"last\":{\"rank\":3,\"node\":0}") != NULL);
+	CHECK(text != NULL && strstr(text, "\"last\":{\"rank\":3,\"node\":0,\"source\":false}") != NULL);
 	CHECK(text != NULL && strstr(text, "\"status\":7") != NULL);
-	CHECK(text != NULL && strstr(text, "\"left_out\":0}") != NULL);
+	CHECK(text != NULL && strstr(text, "\"left_out\":0,") != NULL);
 	free(text);
 
 	/* A replayed collective (no live arrival) leaves no record. */
@@ -101,12 +101,12 @@ main(void)
 	text = ac_history_format(&j, 0, 0, 8192);
 	CHECK(text != NULL && strlen(text) < 8192);
 	CHECK(text != NULL && strstr(text, " n10048 ") != NULL &&
-	    strstr(text, " n49 ") == NULL && strstr(text, "older ones left out") != NULL);
+	    strstr(text, " n49 ") == NULL && strstr(text, "oldest of them left out") != NULL);
 	free(text);
 	text = ac_history_format(&j, 0, 1, 8192);
 	CHECK(text != NULL && strlen(text) < 8192 &&
 	    strstr(text, "\"name\":\"n10048\"") != NULL &&
-	    strstr(text, "\"left_out\":0}") == NULL);
+	    strstr(text, "\"left_out\":0,") == NULL);
 	free(text);
 
 	/* What the record costs a collective, measured (not asserted): a

@@ -48,8 +48,8 @@ testSlowRankNamedLast() {
 	[ $((4 % NN)) = 0 ] || nodes=1
 	for ((n = 0; n < nodes; n++)); do
 		assertEquals "node $n names rank 3 last: $(cat "$d/h.$n.json")" \
-			"{'rank': 3, 'node': $node3}" "$(json "$d/h.$n.json" 'h["collectives"][0]["last"]')"
-		assertContains "node $n's text" "$(cat "$d/h.$n.txt")" "slow                 0  rank 3 (node $node3)"
+			"{'rank': 3, 'node': $node3, 'source': False}" "$(json "$d/h.$n.json" 'h["collectives"][0]["last"]')"
+		assertContains "node $n's text" "$(tr -s ' ' <"$d/h.$n.txt")" " slow 0 rank 3 (node $node3) "
 	done
 	# Rank 0 waited for rank 3 as long as rank 3 was late by the ranks'
 	# own clocks (one host here), within 10%.
@@ -89,6 +89,25 @@ testWaitRecordsCmd() {
 	assertEquals "kind" "wait" "$(json "$d/h.json" 'h["collectives"][0]["kind"]')"
 	assertTrue "CMD ran 1.5 s" "within $(json "$d/h.json" 'h["collectives"][0]["cmd_s"]') 1.5 10"
 	assertEquals "the source waits for nobody" "None" "$(json "$d/h.json" 'h["collectives"][0]["ranks"][0]["waited_s"]')"
+}
+
+# For a --wait of a node-scoped source (on-local-process), who everyone
+# waited for is the source, named by its global rank (it was named by its
+# local rank, which is another rank's number on every node but the first).
+testNodeScopedSourceNamedByGlobalRank() {
+	local d; d=$(scratch)/local; mkdir -p "$d"
+	RUN_LIMIT=60 run -- launch -n 4 --tag -- bash -c '
+		accelctl on-local-process 1 --wait -- sleep 0.3
+		[ $ACCELCTL_LOCAL_RANK = 0 ] && accelctl status --history 1 --json >'"$d"'/h.$ACCELCTL_NODE_RANK.json
+		accelctl barrier end'
+	assertRc 0 "the job"
+	local n per=$((4 / NN)) nodes=$NN
+	[ $((4 % NN)) = 0 ] || { per=4; nodes=1; }
+	for ((n = 0; n < nodes; n++)); do
+		assertEquals "node $n: the source is rank $((n * per + 1))" \
+			"$((n * per + 1)) {'rank': $((n * per + 1)), 'node': $n, 'source': True}" \
+			"$(json "$d/h.$n.json" '"%s %s" % (h["collectives"][0]["source"], h["collectives"][0]["last"])')"
+	done
 }
 
 # The count: the last N, oldest first; 0 is all; the ring holds them all here.
@@ -137,8 +156,32 @@ testBadInput() {
 	assertContains "$out" "no helper runs on this node: nothing recorded"
 	# shellcheck disable=SC2086
 	run $env -- status --history --json
-	assertEquals "JSON without a helper" '{"job":"bad","helper":false,"collectives":[]}' "$out"
+	assertEquals "JSON without a helper" '{"job":"bad","helper":false,"kept":0,"left_out":0,"collectives":[]}' "$out"
 	assertEquals "no helper was started" "" "$(ls "$rt")"
+}
+
+# The helper is killed (kill -9, as the OOM killer does) while rank 0 waits
+# at 'k': its replacement replays 'k' from the journal, did not see its
+# arrivals, and keeps no record of it (it named rank 0, timed from its
+# reconnection, as last); what comes after is recorded as usual.
+testReplacedHelperKeepsNoRecordOfTheReplayed() {
+	# Rank 1 watches the helper that rank 0 waits at: one node.
+	[ "$NN" = 1 ] || { echo "one node only: left out at $NN" >&2; return; }
+	local d; d=$(scratch)/killed; mkdir -p "$d"
+	RUN_LIMIT=60 run -- launch -n 2 --tag -- bash -c '
+		accelctl barrier first
+		if [ $ACCELCTL_RANK = 1 ]; then
+			i=0; until accelctl status | grep -q "^barrier  *k  "; do sleep 0.05; i=$((i + 1)); [ $i -lt 200 ] || exit 9; done
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			sleep 1
+		fi
+		accelctl barrier --timeout 30s k || exit
+		accelctl barrier after
+		[ $ACCELCTL_RANK = 0 ] && accelctl status --history 0 --json >'"$d"'/h.json
+		accelctl barrier end'
+	assertRc 0 "the job, its helper killed"
+	assertEquals "what the new helper recorded: $(cat "$d/h.json")" "['after']" \
+		"$(json "$d/h.json" '[c["name"] for c in h["collectives"]]')"
 }
 
 # A wait of over a minute (a real one: the note's threshold is not a knob)

@@ -93,7 +93,7 @@ testHelperAndSyncPaths() {
 	local job="ACCELCTL_RUNTIME_DIR=$rt ACCELCTL_JOB_ID=vg ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
 	local r0="$job ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0" r1="$job ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1"
 	# shellcheck disable=SC2086
-	env -i PATH=/usr/bin:/bin $r0 ACCELCTL_HELPER_IDLE=3s valgrind -q --error-exitcode=99 \
+	env -i PATH=/usr/bin:/bin $r0 ACCELCTL_HELPER_IDLE=3s ACCELCTL_TRACE_DIR="$(scratch)/vgtrace" valgrind -q --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
 		"$ACCELCTL" helper run 2>"$(scratch)/vg-helper" &
 	local hp=$!
@@ -110,9 +110,18 @@ testHelperAndSyncPaths() {
 	vg $r0 -- barrier --status 0 s
 	# shellcheck disable=SC2086
 	vg $r0 -- status
+	# shellcheck disable=SC2086
+	vg $r0 -- status --history
+	# shellcheck disable=SC2086
+	vg $r0 -- status --history 0 --json
 	wait %2 2>/dev/null
 	wait "$hp"
 	assertEquals "helper under valgrind: $(cat "$(scratch)/vg-helper")" 0 $?
+	# The trace that helper wrote, merged (issue 22), and the merge's errors.
+	vg -- trace merge --svg "$(scratch)/vg.svg" "$(scratch)/vgtrace"
+	assertEquals "trace merge" 0 "$rc"
+	vg -- trace merge "$(scratch)/no-such-dir"
+	vg -- trace merge --job nope "$(scratch)/vgtrace"
 }
 
 # Two node helpers under valgrind meet through a private redis-server; every

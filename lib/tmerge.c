@@ -1,0 +1,466 @@
+/* tmerge.c: "accelctl trace merge": the nodes' trace files of one job into one, their clocks aligned by the releases they share.
+ *
+ * Each node's helper wrote its own monotonic clock (trace.c), which means
+ * nothing on another host. But a collective across nodes is released on
+ * every node at about the same moment (the store's one answer reaches them
+ * all within a round trip), so for each node the median, over the
+ * collectives it shares with the lowest node, of the difference between the
+ * two releases is its offset: a clock aligned to a few milliseconds without
+ * a clock protocol, and the spread of those differences says how well. A
+ * node that shares none (a job that never met across nodes) is placed by
+ * the wall clocks its records carry, and says so. The files are read as
+ * trace.c writes them (an event a line, its fields in one order), not as
+ * any JSON: merge is for accelctl's own traces.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "tmerge.h"
+#include "trace.h"
+
+#define MAX_NODES 65536
+
+struct node {
+	long		 node;
+	struct ac_tev	*ev;
+	size_t		 n, cap;
+	int64_t		 offset;	/* us, added to its ts */
+};
+
+/* "accelctl.JOB.node-N.json": JOB and N, or 0. */
+static int
+parse_name(const char *name, char *job, size_t jlen, long *node)
+{
+	size_t pl = strlen(AC_TRACE_PREFIX);
+	const char *dot = strstr(name, AC_TRACE_NODE), *end;
+	char *e;
+
+	if (strncmp(name, AC_TRACE_PREFIX, pl) != 0 || dot == NULL ||
+	    dot <= name + pl || (size_t)(dot - name - pl) >= jlen)
+		return 0;
+	end = dot + strlen(AC_TRACE_NODE);
+	*node = strtol(end, &e, 10);
+	if (e == end || strcmp(e, ".json") != 0 || *node < 0 || *node >= MAX_NODES)
+		return 0;
+	snprintf(job, jlen, "%.*s", (int)(dot - name - pl), name + pl);
+	return 1;
+}
+
+/* One line as trace.c writes it: 0, or -1 (not an event: skipped). */
+static int
+parse_line(char *line, struct ac_tev *e)
+{
+	char ph[2];
+	const char *p, *k;
+	int off = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(line, "{\"ph\":\"%1[A-Z]\",\"pid\":%ld,\"tid\":%lld,\"ts\":%n",
+	    ph, &e->pid, &e->tid, &off) != 3 || off == 0)
+		return -1;
+	e->ph = ph[0];
+	e->ts_at = (size_t)off;
+	e->ts = strtoll(line + off, (char **)&p, 10);
+	if (p == line + off)
+		return -1;
+	e->ts_end = (size_t)(p - line);
+	if (e->ph == 'X') {
+		if (sscanf(p, ",\"dur\":%" SCNd64, &e->dur) != 1 || e->dur < 0 ||
+		    (k = strstr(p, "\"key\":\"")) == NULL ||
+		    sscanf(k, "\"key\":\"%259[^\"]\",\"gen\":%lld", e->key,
+		    &e->gen) != 2)
+			return -1;
+		e->cmd = strstr(p, "\"cat\":\"cmd\"") != NULL;
+	}
+	e->line = line;
+	return 0;
+}
+
+/* Read FILE's events into N. -1 when it cannot be read. */
+static int
+read_node(int dirfd, const char *file, struct node *nd)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1 || (f = fdopen(fd, "r")) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		struct ac_tev e;
+
+		/* ",\n" off: a line torn by a full disk fails to parse. */
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ','))
+			line[--len] = '\0';
+		if (parse_line(line, &e) == -1)
+			continue;
+		if (nd->n == nd->cap) {
+			size_t c = nd->cap ? nd->cap * 2 : 256;
+			struct ac_tev *v = realloc(nd->ev, c * sizeof(*v));
+
+			if (v == NULL)
+				break;
+			nd->ev = v;
+			nd->cap = c;
+		}
+		if ((e.line = strdup(line)) == NULL)
+			break;
+		nd->ev[nd->n++] = e;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* A collective's release on one node: the latest end of its slices. */
+struct rel {
+	const char	*key;
+	long long	 gen;
+	int64_t		 at, wall;
+};
+
+static int
+rel_cmp(const void *a, const void *b)
+{
+	const struct rel *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c != 0 ? c : (x->gen > y->gen) - (x->gen < y->gen);
+}
+
+static int
+i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* ND's releases, sorted by collective: how many, into *OUT. */
+static size_t
+releases(const struct node *nd, struct rel **out)
+{
+	struct rel *r = calloc(nd->n + 1, sizeof(*r));
+	size_t n = 0, w = 0;
+
+	*out = r;
+	if (r == NULL)
+		return 0;
+	for (size_t i = 0; i < nd->n; i++) {
+		const struct ac_tev *e = &nd->ev[i];
+		const char *wl;
+
+		if (e->ph != 'X')
+			continue;
+		r[n].key = e->key;
+		r[n].gen = e->gen;
+		r[n].at = e->ts + e->dur;
+		wl = strstr(e->line + e->ts_end, "\"wall_ms\":");
+		r[n].wall = wl != NULL ? strtoll(wl + 10, NULL, 10) * 1000 -
+		    r[n].at : INT64_MIN;
+		n++;
+	}
+	qsort(r, n, sizeof(*r), rel_cmp);
+	/* One per collective: its latest end (the waits end at the release). */
+	for (size_t i = 0; i < n; i++) {
+		if (w > 0 && rel_cmp(&r[w - 1], &r[i]) == 0) {
+			if (r[i].at > r[w - 1].at)
+				r[w - 1] = r[i];
+			continue;
+		}
+		r[w++] = r[i];
+	}
+	return w;
+}
+
+static int64_t
+median(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), i64_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median wall-minus-monotonic of R: the node's clock as its wall
+ * clock sees it; INT64_MIN when none says. */
+static int64_t
+wall_of(struct rel *r, size_t n)
+{
+	int64_t *v = malloc((n + 1) * sizeof(*v)), m = INT64_MIN;
+	size_t k = 0;
+
+	for (size_t i = 0; v != NULL && i < n; i++)
+		if (r[i].wall != INT64_MIN)
+			v[k++] = r[i].wall;
+	if (k > 0)
+		m = median(v, k);
+	free(v);
+	return m;
+}
+
+/* Set ND's offset against the reference's releases REF (sorted). */
+static void
+align(struct node *nd, long refnode, struct rel *ref, size_t nref,
+    int64_t ref_wall)
+{
+	struct rel *r;
+	size_t n = releases(nd, &r), i = 0, k = 0, shared = 0;
+	int64_t *d = malloc((n + 1) * sizeof(*d)), lo = 0, hi = 0, w;
+
+	for (size_t a = 0; d != NULL && a < n && i < nref;) {
+		int c = rel_cmp(&r[a], &ref[i]);
+
+		if (c == 0) {
+			d[k++] = ref[i].at - r[a].at;
+			a++;
+			i++;
+		} else if (c < 0)
+			a++;
+		else
+			i++;
+	}
+	shared = k;
+	if (k > 0) {
+		nd->offset = median(d, k);
+		lo = d[0] - nd->offset;
+		hi = d[k - 1] - nd->offset;
+		fprintf(stderr, "accelctl: trace: node %ld: %+.3f ms (the median of "
+		    "%zu releases shared with node %ld; they differ by %.3f ms "
+		    "from it at most)\n", nd->node, (double)nd->offset / 1e3,
+		    shared, refnode, (double)(hi > -lo ? hi :
+		    -lo) / 1e3);
+	} else if ((w = wall_of(r, n)) != INT64_MIN && ref_wall != INT64_MIN) {
+		nd->offset = w - ref_wall;
+		fprintf(stderr, "accelctl: trace: node %ld: %+.3f ms (by the wall "
+		    "clocks: it shares no release with the first node)\n",
+		    nd->node, (double)nd->offset / 1e3);
+	} else
+		fprintf(stderr, "accelctl: trace: node %ld: not aligned (no "
+		    "release shared, no wall clock)\n", nd->node);
+	free(d);
+	free(r);
+}
+
+static int
+ev_cmp(const void *a, const void *b)
+{
+	const struct ac_tev *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->ph != y->ph)		/* metadata first */
+		return x->ph == 'M' ? -1 : 1;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->ts != y->ts)
+		return (x->ts > y->ts) - (x->ts < y->ts);
+	return (x->dur < y->dur) - (x->dur > y->dur);	/* outer first */
+}
+
+/* The job's nodes in DIR: how many read into *NODES (sorted by node). */
+static long
+collect(int dirfd, const char *dir, const char **job, char *jbuf, size_t jlen,
+    struct node **nodes)
+{
+	DIR *d = fdopendir(dup(dirfd));
+	struct dirent *de;
+	char other[256] = "", j[256];
+	long nn = 0, cap = 0, node;
+	struct node *v = NULL;
+
+	*nodes = NULL;
+	if (d == NULL)
+		return -1;
+	/* First pass: which jobs are there. */
+	while ((de = readdir(d)) != NULL) {
+		if (!parse_name(de->d_name, j, sizeof(j), &node))
+			continue;
+		if (*job == NULL && jbuf[0] == '\0')
+			snprintf(jbuf, jlen, "%s", j);
+		else if (*job == NULL && strcmp(jbuf, j) != 0)
+			snprintf(other, sizeof(other), "%s", j);
+	}
+	if (*job == NULL && other[0] != '\0') {
+		ac_warnx("%s holds the traces of more than one job (%s, "
+		    "%s, ...): name one with --job", dir, jbuf, other);
+		closedir(d);
+		return -2;
+	}
+	if (*job == NULL)
+		*job = jbuf;
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (!parse_name(de->d_name, j, sizeof(j), &node) ||
+		    strcmp(j, *job) != 0)
+			continue;
+		if (nn == cap) {
+			struct node *w = realloc(v, (size_t)(cap = cap ? cap * 2 : 8) *
+			    sizeof(*w));
+
+			if (w == NULL)
+				break;
+			v = w;
+		}
+		memset(&v[nn], 0, sizeof(v[nn]));
+		v[nn].node = node;
+		if (read_node(dirfd, de->d_name, &v[nn]) == -1)
+			ac_warn("%s/%s", dir, de->d_name);
+		else
+			nn++;
+	}
+	closedir(d);
+	for (long a = 1; a < nn; a++)		/* by node: a handful */
+		for (long b = a; b > 0 && v[b - 1].node > v[b].node; b--) {
+			struct node t = v[b];
+
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	*nodes = v;
+	return nn;
+}
+
+static int
+write_merged(FILE *f, const struct ac_tev *ev, size_t n, const char *job,
+    const struct node *nodes, long nn)
+{
+	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"job\":\"%s\","
+	    "\"offsets_us\":{", job);
+	for (long i = 0; i < nn; i++)
+		fprintf(f, "%s\"%ld\":%" PRId64, i ? "," : "", nodes[i].node,
+		    nodes[i].offset);
+	fprintf(f, "}},\"traceEvents\":[");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\n%.*s%" PRId64 "%s", i ? "," : "", (int)ev[i].ts_at,
+		    ev[i].line, ev[i].ts, ev[i].line + ev[i].ts_end);
+	fprintf(f, "\n]}\n");
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* Write through a temporary file, renamed: a reader never sees half. */
+static int
+write_file(const char *path, const struct ac_tev *ev, size_t n, const char *job,
+    const struct node *nodes, long nn, int svg)
+{
+	char *tmp;
+	FILE *f;
+	int rc;
+
+	if (asprintf(&tmp, "%s.tmp%ld", path, (long)getpid()) == -1)
+		return -1;
+	if ((f = fopen(tmp, "w")) == NULL) {
+		ac_warn("%s", tmp);
+		free(tmp);
+		return -1;
+	}
+	rc = svg ? ac_tsvg_write(f, ev, n, job) : write_merged(f, ev, n, job,
+	    nodes, nn);
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) == -1)
+		rc = -1;
+	if (rc != 0) {
+		ac_warn("%s", path);
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
+int
+ac_trace_merge(const char *dir, const char *job, const char *out,
+    const char *svg)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 1;
+	char jbuf[256] = "", *path = NULL;
+	struct node *nodes = NULL;
+	struct ac_tev *all = NULL;
+	struct rel *ref = NULL;
+	size_t nref = 0, n = 0, total = 0;
+	int64_t base = INT64_MAX, ref_wall;
+	long nn;
+
+	if (dirfd == -1) {
+		ac_warn("%s", dir);
+		return 1;
+	}
+	nn = collect(dirfd, dir, &job, jbuf, sizeof(jbuf), &nodes);
+	close(dirfd);
+	if (nn == -2)
+		goto out;
+	if (nn <= 0) {
+		ac_warnx("no trace in %s (accelctl.%s.node-N.json: set "
+		    "ACCELCTL_TRACE_DIR=%s for the job)", dir, job != NULL &&
+		    *job ? job : "JOB", dir);
+		goto out;
+	}
+	nref = releases(&nodes[0], &ref);
+	ref_wall = wall_of(ref, nref);
+	nodes[0].offset = 0;
+	fprintf(stderr, "accelctl: trace: node %ld: +0.000 ms (the reference)\n",
+	    nodes[0].node);
+	for (long i = 1; i < nn; i++)
+		align(&nodes[i], nodes[0].node, ref, nref, ref_wall);
+	for (long i = 0; i < nn; i++)
+		total += nodes[i].n;
+	if ((all = malloc((total + 1) * sizeof(*all))) == NULL) {
+		ac_warnx("out of memory");
+		goto out;
+	}
+	/* Metadata once per track (a replaced helper wrote it again). */
+	for (long i = 0; i < nn; i++)
+		for (size_t k = 0; k < nodes[i].n; k++) {
+			struct ac_tev e = nodes[i].ev[k];
+			int dup = 0;
+
+			if (e.ph == 'M')
+				for (size_t m = 0; m < n && !dup; m++)
+					dup = all[m].ph == 'M' && all[m].pid == e.pid &&
+					    all[m].tid == e.tid && strcmp(all[m].line +
+					    all[m].ts_end, e.line + e.ts_end) == 0;
+			if (dup)
+				continue;
+			if (e.ph == 'X') {
+				e.ts += nodes[i].offset;
+				if (e.ts < base)
+					base = e.ts;
+			}
+			all[n++] = e;
+		}
+	for (size_t k = 0; k < n; k++)
+		if (all[k].ph == 'X')
+			all[k].ts -= base;
+	qsort(all, n, sizeof(*all), ev_cmp);
+	if (out == NULL && asprintf(&path, "%s/accelctl.%s.json", dir, job) == -1)
+		goto out;
+	if (write_file(out != NULL ? out : path, all, n, job, nodes, nn, 0) == 0 &&
+	    (svg == NULL || write_file(svg, all, n, job, nodes, nn, 1) == 0)) {
+		fprintf(stderr, "accelctl: trace: %ld node%s, %zu events: %s%s%s\n",
+		    nn, nn == 1 ? "" : "s", n, out != NULL ? out : path,
+		    svg != NULL ? " and " : "", svg != NULL ? svg : "");
+		rc = 0;
+	}
+out:
+	free(path);
+	free(all);
+	free(ref);
+	for (long i = 0; i < (nn > 0 ? nn : 0); i++) {
+		for (size_t k = 0; k < nodes[i].n; k++)
+			free(nodes[i].ev[k].line);
+		free(nodes[i].ev);
+	}
+	free(nodes);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/* tsvg.c: the merged trace as an SVG timeline, one row per rank: where the job waited, at a glance, in any browser.
+ *
+ * The same events as the merged JSON (tmerge.c), so the picture and the
+ * trace cannot disagree: a bar per wait, coloured by kind, a grey bar per
+ * source's CMD, the rows grouped by node, a time axis with round ticks.
+ * Each bar carries a <title> (its name, generation and length), which a
+ * browser shows on hover.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tmerge.h"
+
+#define LEFT	150	/* px for the row labels */
+#define WIDTH	1000	/* px for the time */
+#define ROW	16
+#define TOP	40
+
+static const char *
+colour(const struct ac_tev *e)
+{
+	if (e->cmd)
+		return "#9e9e9e";
+	switch (e->key[0]) {
+	case 'b': return "#4c78a8";	/* barrier */
+	case 'c': return "#54a24b";	/* broadcast */
+	case 'w': return "#f58518";	/* --wait */
+	case 'm': return "#e45756";	/* main-first */
+	default: return "#b279a2";	/* check */
+	}
+}
+
+/* A round tick step (1, 2 or 5 times a power of ten us) for SPAN us. */
+static int64_t
+tick_step(int64_t span)
+{
+	static const int m[] = { 1, 2, 5 };
+
+	for (int64_t p = 1; p < INT64_MAX / 10; p *= 10)
+		for (int i = 0; i < 3; i++)
+			if (span / (m[i] * p) <= 10)
+				return m[i] * p;
+	return span;
+}
+
+static void
+tick_label(char *buf, size_t len, int64_t us, int64_t step)
+{
+	if (step >= 1000000)
+		snprintf(buf, len, "%.0fs", (double)us / 1e6);
+	else if (step >= 1000)
+		snprintf(buf, len, "%.0fms", (double)us / 1e3);
+	else
+		snprintf(buf, len, "%" PRId64 "us", us);
+}
+
+int
+ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
+{
+	int64_t end = 1, step;
+	size_t rows = 0;
+	long pid = -1;
+	long long tid = -1;
+	double scale;
+	int height;
+
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].ph == 'X') {
+			if (ev[i].ts + ev[i].dur > end)
+				end = ev[i].ts + ev[i].dur;
+			if (ev[i].pid != pid || ev[i].tid != tid)
+				rows++;
+			pid = ev[i].pid;
+			tid = ev[i].tid;
+		}
+	scale = (double)WIDTH / (double)end;
+	height = TOP + (int)rows * ROW + 30;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+	    "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+	    "<text x=\"4\" y=\"16\" font-size=\"13\">accelctl trace of job %s: "
+	    "waits by rank (barrier blue, broadcast green, --wait orange, "
+	    "main-first red, CMD grey)</text>\n", LEFT + WIDTH + 20, height, job);
+	step = tick_step(end);
+	for (int64_t t = 0; t <= end; t += step) {
+		char lab[32];
+		double x = LEFT + (double)t * scale;
+
+		tick_label(lab, sizeof(lab), t, step);
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+		    "stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%d\" fill=\"#555\">%s"
+		    "</text>\n", x, TOP - 6, x, TOP + (int)rows * ROW, x + 2,
+		    TOP + (int)rows * ROW + 14, lab);
+	}
+	pid = -1;
+	tid = -1;
+	rows = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ac_tev *e = &ev[i];
+		double x, w;
+		int y;
+
+		if (e->ph != 'X')
+			continue;
+		if (e->pid != pid || e->tid != tid) {
+			y = TOP + (int)rows * ROW;
+			if (e->pid != pid && rows > 0)
+				fprintf(f, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+				    "stroke=\"#999\"/>\n", y, LEFT + WIDTH, y);
+			fprintf(f, "<text x=\"4\" y=\"%d\">node %ld rank %lld</text>\n",
+			    y + ROW - 4, e->pid, e->tid);
+			pid = e->pid;
+			tid = e->tid;
+			rows++;
+		}
+		y = TOP + (int)(rows - 1) * ROW;
+		x = LEFT + (double)e->ts * scale;
+		w = (double)e->dur * scale;
+		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+		    "fill=\"%s\"><title>%s%s generation %lld: %.3f ms</title></rect>\n",
+		    x, y + 2, w < 0.5 ? 0.5 : w, ROW - 4, colour(e),
+		    e->cmd ? "CMD of " : "", e->key, e->gen, (double)e->dur / 1e3);
+	}
+	fprintf(f, "</svg>\n");
+	return ferror(f) ? -1 : 0;
+}

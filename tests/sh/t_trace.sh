@@ -1,0 +1,122 @@
+# t_trace.sh: ACCELCTL_TRACE_DIR and "accelctl trace merge" (issue 22): four simulated nodes
+# over Redis whose clocks are made seconds apart (a test hook) write their traces; the merge
+# passes a check of the trace event format (tests/sh/trace_check.py), places every
+# collective's releases within 5 ms of each other, prints the offsets it used, names the
+# same slow node as "status --history", and its SVG has a row per rank. Bad input, a torn
+# line and a directory of two jobs get a clear message.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
+
+oneTimeSetUp() { redis_start; }
+oneTimeTearDown() { redis_stop; }
+
+CHECK="python3 $(dirname "$0")/trace_check.py"
+
+# skewed_job DIR: 4 nodes x 2 ranks, node N's clock N x 2.5 s ahead in its
+# trace; rank 5 (node 2) 2 s late to 'data-ready'; then a loop, a --wait and
+# a broadcast. Node 0's local main keeps its history (DIR/history).
+skewed_job() {
+	local d=$1
+	mkdir -p "$d/t"
+	RUN_LIMIT=60 run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_TRACE_DIR="$d/t" \
+		ACCELCTL_TEST_TRACE_SKEW_US=2500000 -- launch --nnodes 4 -n 2 --tag -- bash -c '
+		accelctl barrier start
+		[ $ACCELCTL_RANK = 5 ] && sleep 2
+		accelctl barrier data-ready
+		for i in 1 2 3 4 5; do accelctl barrier step; done
+		accelctl on-main --wait -- sleep 0.2
+		accelctl broadcast v "x$ACCELCTL_RANK" >/dev/null
+		[ $ACCELCTL_RANK = 0 ] && accelctl status --history 0 >'"$d"'/history
+		accelctl barrier end'
+}
+
+testMergeOfSkewedNodes() {
+	local d; d=$(scratch)/skew
+	skewed_job "$d"
+	assertRc 0 "the job"
+	assertEquals "a file per node" 4 "$(ls "$d"/t/accelctl.*.node-*.json | wc -l)"
+	run -- trace merge --svg "$d/job.svg" --output "$d/job.json" "$d/t"
+	assertRc 0 "merge"
+	# The offsets it used: node N's clock was N x 2.5 s ahead.
+	local n off
+	for n in 1 2 3; do
+		off=$(printf '%s\n' "$err" | sed -n "s/^accelctl: trace: node $n: \([-+][0-9.]*\) ms.*/\1/p")
+		assertTrue "node $n's offset ($off ms) is -$((n * 2500)) ms within 50 ms: $err" \
+			"awk 'BEGIN { d = ${off:-0} + $((n * 2500)); exit !(d < 50 && d > -50) }'"
+	done
+	local check; check=$($CHECK --releases 5 "$d/job.json")
+	assertEquals "the trace event format, releases within 5 ms: $check" 0 $?
+	echo "$check" >&2
+	# The same answer as status --history: rank 5 (node 2) was last at
+	# data-ready, and rank 0 waited about 2 s for it.
+	assertContains "$(cat "$d/history")" "$(tr -s ' ' <"$d/history")" " data-ready 0 rank 5 (node 2) "
+	assertEquals "the trace names it too" "rank 5 (node 2)" "$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+print(next(e["args"]["last"] for e in t if e["ph"] == "X" and e["args"]["key"] == "b:data-ready" and e["tid"] == 0))' "$d/job.json")"
+	local waited; waited=$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+print(next(e["dur"] for e in t if e["ph"] == "X" and e["args"]["key"] == "b:data-ready" and e["tid"] == 0))' "$d/job.json")
+	assertTrue "rank 0 waited about 2 s (${waited} us)" "[ $waited -ge 1900000 ] && [ $waited -le 2600000 ]"
+	# The SVG: well-formed, a row per rank, a bar per slice.
+	assertEquals "SVG rows" 8 "$(python3 -c '
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+print(sum(1 for t in r.iter("{http://www.w3.org/2000/svg}text") if (t.text or "").startswith("node ")))' "$d/job.svg")"
+	# The --wait's source shows its CMD on its track.
+	assertContains "$(cat "$d/job.json")" '"name":"CMD on-main:0","cat":"cmd"'
+}
+
+# Without --output the merge goes beside the node files; a node file whose
+# last line was torn (a full disk) still merges; two jobs need --job.
+testMergeDefaultsTornLineAndTwoJobs() {
+	local d; d=$(scratch)/two
+	skewed_job "$d"
+	assertRc 0 "the job"
+	local job f; f=$(ls "$d"/t/accelctl.*.node-1.json)
+	job=${f##*/accelctl.}; job=${job%.node-1.json}
+	printf '{"ph":"X","pid":1,"tid":2,"ts":12' >>"$f"
+	run -- trace merge "$d/t"
+	assertRc 0 "merge with a torn line"
+	assertTrue "beside the node files" "[ -s '$d/t/accelctl.$job.json' ]"
+	$CHECK "$d/t/accelctl.$job.json" >/dev/null
+	assertEquals "still valid" 0 $?
+	cp "$d/t/accelctl.$job.node-0.json" "$d/t/accelctl.other.node-0.json"
+	run -- trace merge "$d/t"
+	assertRc 1 "two jobs"
+	assertContains "$err" "holds the traces of more than one job"
+	assertContains "$err" "name one with --job"
+	run -- trace merge --job other "$d/t"
+	assertRc 0 "--job other"
+}
+
+testBadInput() {
+	local d; d=$(scratch)/bad; mkdir -p "$d/empty"
+	run -- trace merge "$d/empty"
+	assertRc 1 "an empty directory"
+	assertContains "$err" "accelctl: trace: no trace in $d/empty"
+	run -- trace merge "$d/missing"
+	assertRc 1 "no such directory"
+	assertContains "$err" "accelctl: trace: $d/missing: No such file or directory"
+	run -- trace show "$d"
+	assertRc 2 "an unknown action"
+	assertContains "$err" "accelctl: trace: unknown action 'show': merge"
+	run -- trace merge
+	assertRc 2 "no directory"
+	assertContains "$err" "merge: which directory?"
+}
+
+# The trace directory is made when missing; one that cannot be (a file in
+# its way) leaves the job alone: it runs, and the helper's log says why.
+testTraceDirCannotBeMade() {
+	local d; d=$(scratch)/nodir; mkdir -p "$d"
+	: >"$d/file"
+	run ACCELCTL_TRACE_DIR="$d/file/t" -- launch -n 2 -- accelctl barrier x
+	assertRc 0 "the job runs without its trace"
+	run ACCELCTL_TRACE_DIR="$d/made" -- launch -n 2 -- accelctl barrier x
+	assertRc 0 "the job"
+	assertEquals "made, with the node's file" 1 "$(ls "$d/made" | wc -l)"
+}
+
+load_shunit2
