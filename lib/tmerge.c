@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kind.h"
 #include "msg.h"
 #include "tmerge.h"
 #include "trace.h"
@@ -379,6 +380,73 @@ write_file(const char *path, const struct ac_tev *ev, size_t n, const char *job,
 	return rc;
 }
 
+/* A collective across the job, from every rank's own wait (no clocks
+ * compared: a wait's length is one node's clock only). */
+struct cost {
+	const struct ac_tev *ev;	/* one of its slices: key, generation */
+	int64_t	 sum, longest;
+	const struct ac_tev *who;	/* the longest wait's */
+};
+
+static int
+cost_cmp(const void *a, const void *b)
+{
+	const struct cost *x = a, *y = b;
+
+	return (x->sum < y->sum) - (x->sum > y->sum);
+}
+
+/* Print the costliest collectives of the job: the rank-seconds its ranks
+ * waited, the longest wait (the first to arrive: the spread across the job)
+ * and who came last, as the trace says. What "status --history" shows of
+ * one node, for the whole job: every node's file reports its own waits. */
+static void
+costliest(const struct ac_tev *ev, size_t n, size_t top)
+{
+	struct cost *c = calloc(n + 1, sizeof(*c));
+	size_t nc = 0;
+
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct ac_tev *e = &ev[i];
+		size_t k;
+
+		if (e->ph != 'X' || e->cmd)
+			continue;
+		for (k = 0; k < nc; k++)	/* few collectives: a scan */
+			if (c[k].ev->gen == e->gen && strcmp(c[k].ev->key, e->key) == 0)
+				break;
+		if (k == nc)
+			c[nc++].ev = e;
+		c[k].sum += e->dur;
+		if (c[k].who == NULL || e->dur > c[k].longest) {
+			c[k].longest = e->dur;
+			c[k].who = e;
+		}
+	}
+	qsort(c, nc, sizeof(*c), cost_cmp);
+	for (size_t k = 0; k < nc && k < top && c[k].sum > 0; k++) {
+		const char *l = strstr(c[k].ev->line, "\"last\":\"");
+		int ll = 0;
+
+		if (l != NULL) {
+			l += 8;
+			ll = (int)strcspn(l, "\"");
+		}
+		const struct ac_kind *kd = ac_kind_of(c[k].ev->key);
+
+		fprintf(stderr, "accelctl: trace: %s '%s' generation %lld: %.3f "
+		    "rank-seconds waited; the longest wait %.3f s (rank %lld, node "
+		    "%ld); last: %.*s\n", kd != NULL ? kd->name : "?",
+		    ac_kind_label(c[k].ev->key), c[k].ev->gen,
+		    (double)c[k].sum / 1e6, (double)c[k].longest / 1e6,
+		    c[k].who->tid, c[k].who->pid, l != NULL ? ll : 1,
+		    l != NULL ? l : "?");
+	}
+	free(c);
+}
+
 int
 ac_trace_merge(const char *dir, const char *job, const char *out,
     const char *svg)
@@ -447,6 +515,7 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 		goto out;
 	if (write_file(out != NULL ? out : path, all, n, job, nodes, nn, 0) == 0 &&
 	    (svg == NULL || write_file(svg, all, n, job, nodes, nn, 1) == 0)) {
+		costliest(all, n, 5);
 		fprintf(stderr, "accelctl: trace: %ld node%s, %zu events: %s%s%s\n",
 		    nn, nn == 1 ? "" : "s", n, out != NULL ? out : path,
 		    svg != NULL ? " and " : "", svg != NULL ? svg : "");

@@ -117,9 +117,16 @@ ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms)
 		T.named = calloc((size_t)j->lsize, 1);
 		T.lsize = T.named != NULL ? j->lsize : 0;
 	}
-	if (c->t.last_node >= 0)
+	if (c->op == AC_OP_RESULT)	/* who everyone waited for: the source */
+		snprintf(last, sizeof(last), "rank %lld (source)", (long long)
+		    (c->scope != AC_SCOPE_NODE ? c->source : src >= 0 ?
+		    j->rank_of[src] : -1));
+	else if (c->t.last_node >= 0)
 		snprintf(last, sizeof(last), "rank %lld (node %lld)",
 		    (long long)c->t.last_rank, (long long)c->t.last_node);
+	else if (!ac_coll_cross(j, c))
+		snprintf(last, sizeof(last), "rank %lld (node %ld)",
+		    (long long)ac_history_last_rank(j, c), j->node);
 	for (long l = 0; l < j->lsize; l++) {
 		int64_t at = c->t.at[l];
 

@@ -1,9 +1,10 @@
 # t_trace.sh: ACCELCTL_TRACE_DIR and "accelctl trace merge" (issue 22): four simulated nodes
 # over Redis whose clocks are made seconds apart (a test hook) write their traces; the merge
-# passes a check of the trace event format (tests/sh/trace_check.py), places every
-# collective's releases within 5 ms of each other, prints the offsets it used, names the
-# same slow node as "status --history", and its SVG has a row per rank. Bad input, a torn
-# line and a directory of two jobs get a clear message.
+# passes a check of the trace event format (tests/sh/trace_check.py), finds each node's
+# offset within 5 ms (so it places the releases as close as they were), prints the
+# offsets it used, names the same slow node as "status --history", prints the job's
+# costliest collectives, and its SVG has a row per rank. Bad input, a torn line and a
+# directory of two jobs get a clear message.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/redis.sh"
 
@@ -37,15 +38,19 @@ testMergeOfSkewedNodes() {
 	assertEquals "a file per node" 4 "$(ls "$d"/t/accelctl.*.node-*.json | wc -l)"
 	run -- trace merge --svg "$d/job.svg" --output "$d/job.json" "$d/t"
 	assertRc 0 "merge"
-	# The offsets it used: node N's clock was N x 2.5 s ahead.
+	# The offsets it used: node N's clock was N x 2.5 s ahead (the hook;
+	# the simulated nodes share one clock, so that is the truth), and the
+	# merge finds it within 5 ms: it places the releases as close as they
+	# were. Their spread itself is what a busy machine made it (the nodes'
+	# helpers wake one after the other): checked on the median, within 10.
 	local n off
 	for n in 1 2 3; do
 		off=$(printf '%s\n' "$err" | sed -n "s/^accelctl: trace: node $n: \([-+][0-9.]*\) ms.*/\1/p")
-		assertTrue "node $n's offset ($off ms) is -$((n * 2500)) ms within 50 ms: $err" \
-			"awk 'BEGIN { d = ${off:-0} + $((n * 2500)); exit !(d < 50 && d > -50) }'"
+		assertTrue "node $n's offset ($off ms) is -$((n * 2500)) ms within 5 ms: $err" \
+			"awk 'BEGIN { d = ${off:-0} + $((n * 2500)); exit !(d < 5 && d > -5) }'"
 	done
-	local check; check=$($CHECK --releases 5 "$d/job.json")
-	assertEquals "the trace event format, releases within 5 ms: $check" 0 $?
+	local check; check=$($CHECK --releases 10 "$d/job.json")
+	assertEquals "the trace event format, releases together: $check" 0 $?
 	echo "$check" >&2
 	# The same answer as status --history: rank 5 (node 2) was last at
 	# data-ready, and rank 0 waited about 2 s for it.
@@ -64,6 +69,13 @@ print(next(e["dur"] for e in t if e["ph"] == "X" and e["args"]["key"] == "b:data
 import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
 print(sum(1 for t in r.iter("{http://www.w3.org/2000/svg}text") if (t.text or "").startswith("node ")))' "$d/job.svg")"
+	# The job-wide figures, from every node's own waits: data-ready cost
+	# 7 ranks x 2 s (rank 4 waits for rank 5 on its node too), rank 5 last.
+	local line; line=$(printf '%s\n' "$err" | grep "^accelctl: trace: barrier 'data-ready' generation 0: ")
+	assertContains "the costliest: $err" "$line" "; last: rank 5 (node 2)"
+	assertTrue "about 14 rank-seconds: $line" "awk 'BEGIN { v = $(printf '%s' "$line" | sed 's/.*: \([0-9.]*\) rank-seconds.*/\1/'); exit !(v > 13 && v < 16) }'"
+	assertContains "$err" "accelctl: trace: wait 'on-main:0' generation 0: "
+	assertContains "$err" "last: rank 0 (source)"
 	# The --wait's source shows its CMD on its track.
 	assertContains "$(cat "$d/job.json")" '"name":"CMD on-main:0","cat":"cmd"'
 }
