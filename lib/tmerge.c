@@ -400,42 +400,55 @@ cost_cmp(const void *a, const void *b)
  * waited, the longest wait (the first to arrive: the spread across the job)
  * and who came last, as the trace says. What "status --history" shows of
  * one node, for the whole job: every node's file reports its own waits. */
+static int
+byname_cmp(const void *a, const void *b)
+{
+	const struct ac_tev *x = *(const struct ac_tev *const *)a;
+	const struct ac_tev *y = *(const struct ac_tev *const *)b;
+	int c = strcmp(x->key, y->key);
+
+	return c != 0 ? c : (x->gen > y->gen) - (x->gen < y->gen);
+}
+
 static void
 costliest(const struct ac_tev *ev, size_t n, size_t top)
 {
+	const struct ac_tev **w = malloc((n + 1) * sizeof(*w));
 	struct cost *c = calloc(n + 1, sizeof(*c));
-	size_t nc = 0;
+	size_t nw = 0, nc = 0;
 
-	if (c == NULL)
+	if (w == NULL || c == NULL) {
+		free(w);
+		free(c);
 		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct ac_tev *e = &ev[i];
-		size_t k;
+	}
+	/* The waits by collective (sorted: a trace of 10,000 collectives
+	 * per node is grouped in n log n, not n times their number). */
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].ph == 'X' && !ev[i].cmd)
+			w[nw++] = &ev[i];
+	qsort(w, nw, sizeof(*w), byname_cmp);
+	for (size_t i = 0; i < nw; i++) {
+		const struct ac_tev *e = w[i];
 
-		if (e->ph != 'X' || e->cmd)
-			continue;
-		for (k = 0; k < nc; k++)	/* few collectives: a scan */
-			if (c[k].ev->gen == e->gen && strcmp(c[k].ev->key, e->key) == 0)
-				break;
-		if (k == nc)
+		if (nc == 0 || byname_cmp(&c[nc - 1].ev, &w[i]) != 0)
 			c[nc++].ev = e;
-		c[k].sum += e->dur;
-		if (c[k].who == NULL || e->dur > c[k].longest) {
-			c[k].longest = e->dur;
-			c[k].who = e;
+		c[nc - 1].sum += e->dur;
+		if (c[nc - 1].who == NULL || e->dur > c[nc - 1].longest) {
+			c[nc - 1].longest = e->dur;
+			c[nc - 1].who = e;
 		}
 	}
 	qsort(c, nc, sizeof(*c), cost_cmp);
 	for (size_t k = 0; k < nc && k < top && c[k].sum > 0; k++) {
 		const char *l = strstr(c[k].ev->line, "\"last\":\"");
+		const struct ac_kind *kd = ac_kind_of(c[k].ev->key);
 		int ll = 0;
 
 		if (l != NULL) {
 			l += 8;
 			ll = (int)strcspn(l, "\"");
 		}
-		const struct ac_kind *kd = ac_kind_of(c[k].ev->key);
-
 		fprintf(stderr, "accelctl: trace: %s '%s' generation %lld: %.3f "
 		    "rank-seconds waited; the longest wait %.3f s (rank %lld, node "
 		    "%ld); last: %.*s\n", kd != NULL ? kd->name : "?",
@@ -444,6 +457,7 @@ costliest(const struct ac_tev *ev, size_t n, size_t top)
 		    c[k].who->tid, c[k].who->pid, l != NULL ? ll : 1,
 		    l != NULL ? l : "?");
 	}
+	free(w);
 	free(c);
 }
 
@@ -456,7 +470,7 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 	struct node *nodes = NULL;
 	struct ac_tev *all = NULL;
 	struct rel *ref = NULL;
-	size_t nref = 0, n = 0, total = 0;
+	size_t nref = 0, n = 0, total = 0, nmeta = 0, *meta = NULL;
 	int64_t base = INT64_MAX, ref_wall;
 	long nn;
 
@@ -487,19 +501,27 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 		ac_warnx("out of memory");
 		goto out;
 	}
-	/* Metadata once per track (a replaced helper wrote it again). */
+	/* Metadata once per track (a replaced helper wrote it again),
+	 * looked for among the metadata kept: a few per rank. */
+	if ((meta = malloc((total + 1) * sizeof(*meta))) == NULL) {
+		ac_warnx("out of memory");
+		goto out;
+	}
 	for (long i = 0; i < nn; i++)
 		for (size_t k = 0; k < nodes[i].n; k++) {
 			struct ac_tev e = nodes[i].ev[k];
 			int dup = 0;
 
-			if (e.ph == 'M')
-				for (size_t m = 0; m < n && !dup; m++)
-					dup = all[m].ph == 'M' && all[m].pid == e.pid &&
-					    all[m].tid == e.tid && strcmp(all[m].line +
-					    all[m].ts_end, e.line + e.ts_end) == 0;
-			if (dup)
-				continue;
+			if (e.ph == 'M') {
+				for (size_t m = 0; m < nmeta && !dup; m++)
+					dup = all[meta[m]].pid == e.pid &&
+					    all[meta[m]].tid == e.tid &&
+					    strcmp(all[meta[m]].line + all[meta[m]].ts_end,
+					    e.line + e.ts_end) == 0;
+				if (dup)
+					continue;
+				meta[nmeta++] = n;
+			}
 			if (e.ph == 'X') {
 				e.ts += nodes[i].offset;
 				if (e.ts < base)
@@ -522,6 +544,7 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 		rc = 0;
 	}
 out:
+	free(meta);
 	free(path);
 	free(all);
 	free(ref);

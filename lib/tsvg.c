@@ -4,7 +4,8 @@
  * trace cannot disagree: a bar per wait, coloured by kind, a grey bar per
  * source's CMD, the rows grouped by node, a time axis with round ticks.
  * Each bar carries a <title> (its name, generation and length), which a
- * browser shows on hover.
+ * browser shows on hover; bars under a quarter of a pixel are counted, not
+ * drawn.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,7 +60,7 @@ int
 ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
 {
 	int64_t end = 1, step;
-	size_t rows = 0;
+	size_t rows = 0, hidden = 0;
 	long pid = -1;
 	long long tid = -1;
 	double scale;
@@ -117,11 +118,21 @@ ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
 		y = TOP + (int)(rows - 1) * ROW;
 		x = LEFT + (double)e->ts * scale;
 		w = (double)e->dur * scale;
+		/* Under a quarter of a pixel: not to be seen, and a long job's
+		 * thousands of them made a picture of tens of MB. */
+		if (w < 0.25) {
+			hidden++;
+			continue;
+		}
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		    "fill=\"%s\"><title>%s%s generation %lld: %.3f ms</title></rect>\n",
 		    x, y + 2, w < 0.5 ? 0.5 : w, ROW - 4, colour(e),
 		    e->cmd ? "CMD of " : "", e->key, e->gen, (double)e->dur / 1e3);
 	}
+	if (hidden > 0)
+		fprintf(f, "<text x=\"4\" y=\"%d\" fill=\"#555\">%zu waits too "
+		    "short to draw at this scale (the trace has them)</text>\n",
+		    height - 4, hidden);
 	fprintf(f, "</svg>\n");
 	return ferror(f) ? -1 : 0;
 }

@@ -33,6 +33,8 @@ static const char *const layout[AC_MSG_MAX] = {
 	[AC_MSG_TEXT] = "S",
 	[AC_MSG_STOP] = "",
 	[AC_MSG_FAILED] = "S",
+	[AC_MSG_HISTORY] = "qb",
+	[AC_MSG_NOTE] = "S",
 };
 
 static char text[65536];
@@ -47,6 +49,10 @@ one_frame(const uint8_t *p, long flen)
 	const uint8_t *bytes;
 	int type = p[4];
 
+	/* A type of proto.h's that this table forgot (HISTORY and NOTE
+	 * were, once: a NULL layout read, found by the fuzzer). */
+	if (layout[type] == NULL)
+		abort();
 	for (const char *f = layout[type]; *f != '\0'; f++) {
 		switch (*f) {
 		case 'b':
