@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kind.h"
@@ -36,52 +37,82 @@ struct node {
 	int64_t		 offset;	/* us, added to its ts */
 };
 
-/* "accelctl.JOB.node-N.json": JOB and N, or 0. */
+/* A job id's characters (jobid.c's): safe in a path, JSON and XML. */
+static int
+job_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || strchr("._:-@", s[i]) != NULL))
+			return 0;
+	return n > 0;
+}
+
+/* "accelctl.JOB.node-N.json": JOB and N (digits, no sign or leading
+ * zero), or 0. The last ".node-": a job id may hold one. */
 static int
 parse_name(const char *name, char *job, size_t jlen, long *node)
 {
-	size_t pl = strlen(AC_TRACE_PREFIX);
-	const char *dot = strstr(name, AC_TRACE_NODE), *end;
+	size_t pl = strlen(AC_TRACE_PREFIX), jl;
+	const char *dot = NULL, *end, *p;
 	char *e;
 
-	if (strncmp(name, AC_TRACE_PREFIX, pl) != 0 || dot == NULL ||
-	    dot <= name + pl || (size_t)(dot - name - pl) >= jlen)
+	if (strncmp(name, AC_TRACE_PREFIX, pl) != 0)
+		return 0;
+	for (p = name + pl; (p = strstr(p, AC_TRACE_NODE)) != NULL; p++)
+		dot = p;
+	if (dot == NULL || dot <= name + pl || (jl = (size_t)(dot - name -
+	    pl)) >= jlen || !job_ok(name + pl, jl))
 		return 0;
 	end = dot + strlen(AC_TRACE_NODE);
-	*node = strtol(end, &e, 10);
-	if (e == end || strcmp(e, ".json") != 0 || *node < 0 || *node >= MAX_NODES)
+	if (*end < '0' || *end > '9' || (*end == '0' && end[1] != '.'))
 		return 0;
-	snprintf(job, jlen, "%.*s", (int)(dot - name - pl), name + pl);
+	*node = strtol(end, &e, 10);
+	if (strcmp(e, ".json") != 0 || *node < 0 || *node >= MAX_NODES)
+		return 0;
+	snprintf(job, jlen, "%.*s", (int)jl, name + pl);
 	return 1;
 }
 
-/* One line as trace.c writes it: 0, or -1 (not an event: skipped). */
+/* Times past 2^53 us (285 years) are no clock's: refused, so that no
+ * sum or tick below can overflow. */
+#define TS_MAX ((int64_t)1 << 53)
+
+/*
+ * One line as trace.c writes it: 0, or -1 (not an event: skipped). E's
+ * line and key are set by the caller. A line must end as trace.c ends
+ * every event ("}}"): one torn by a full disk does not, and its text in
+ * the merge would make the whole file invalid JSON.
+ */
 static int
-parse_line(char *line, struct ac_tev *e)
+parse_line(const char *line, size_t len, struct ac_tev *e, char *key,
+    size_t klen)
 {
 	char ph[2];
 	const char *p, *k;
 	int off = 0;
 
 	memset(e, 0, sizeof(*e));
-	if (sscanf(line, "{\"ph\":\"%1[A-Z]\",\"pid\":%ld,\"tid\":%lld,\"ts\":%n",
+	key[0] = '\0';
+	if (len < 2 || strcmp(line + len - 2, "}}") != 0 ||
+	    sscanf(line, "{\"ph\":\"%1[MX]\",\"pid\":%ld,\"tid\":%lld,\"ts\":%n",
 	    ph, &e->pid, &e->tid, &off) != 3 || off == 0)
 		return -1;
 	e->ph = ph[0];
 	e->ts_at = (size_t)off;
 	e->ts = strtoll(line + off, (char **)&p, 10);
-	if (p == line + off)
+	if (p == line + off || e->ts < -TS_MAX || e->ts > TS_MAX)
 		return -1;
 	e->ts_end = (size_t)(p - line);
 	if (e->ph == 'X') {
 		if (sscanf(p, ",\"dur\":%" SCNd64, &e->dur) != 1 || e->dur < 0 ||
-		    (k = strstr(p, "\"key\":\"")) == NULL ||
-		    sscanf(k, "\"key\":\"%259[^\"]\",\"gen\":%lld", e->key,
-		    &e->gen) != 2)
+		    e->dur > TS_MAX || (k = strstr(p, "\"key\":\"")) == NULL ||
+		    sscanf(k, "\"key\":\"%259[^\"]\",\"gen\":%lld", key,
+		    &e->gen) != 2 || strlen(key) >= klen)
 			return -1;
 		e->cmd = strstr(p, "\"cat\":\"cmd\"") != NULL;
+		e->local = strstr(p, "\"scope\":\"node\"") != NULL;
 	}
-	e->line = line;
 	return 0;
 }
 
@@ -93,8 +124,17 @@ read_node(int dirfd, const char *file, struct node *nd)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
+	/* Not blocking on a FIFO named like a node file, and not reading a
+	 * directory or a device as one: regular files only. */
+	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOFOLLOW);
+	struct stat st;
 
+	if (fd >= 0 && (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
 	if (fd == -1 || (f = fdopen(fd, "r")) == NULL) {
 		if (fd >= 0)
 			close(fd);
@@ -103,10 +143,13 @@ read_node(int dirfd, const char *file, struct node *nd)
 	while ((len = getline(&line, &cap, f)) > 0) {
 		struct ac_tev e;
 
+		char key[260];
+		size_t kl;
+
 		/* ",\n" off: a line torn by a full disk fails to parse. */
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ','))
 			line[--len] = '\0';
-		if (parse_line(line, &e) == -1)
+		if (parse_line(line, (size_t)len, &e, key, sizeof(key)) == -1)
 			continue;
 		if (nd->n == nd->cap) {
 			size_t c = nd->cap ? nd->cap * 2 : 256;
@@ -117,8 +160,14 @@ read_node(int dirfd, const char *file, struct node *nd)
 			nd->ev = v;
 			nd->cap = c;
 		}
-		if ((e.line = strdup(line)) == NULL)
+		/* The line and its key in one block: an event is its line's
+		 * size and some 80 bytes, not a key's buffer more. */
+		kl = strlen(key);
+		if ((e.line = malloc((size_t)len + kl + 2)) == NULL)
 			break;
+		memcpy(e.line, line, (size_t)len + 1);
+		memcpy(e.line + len + 1, key, kl + 1);
+		e.key = e.line + len + 1;
 		nd->ev[nd->n++] = e;
 	}
 	free(line);
@@ -164,14 +213,22 @@ releases(const struct node *nd, struct rel **out)
 		const struct ac_tev *e = &nd->ev[i];
 		const char *wl;
 
-		if (e->ph != 'X')
+		/* A node's own (main-first --local, on-local-*): released
+		 * when that node's source finished, not with the others. */
+		if (e->ph != 'X' || e->local)
 			continue;
 		r[n].key = e->key;
 		r[n].gen = e->gen;
 		r[n].at = e->ts + e->dur;
 		wl = strstr(e->line + e->ts_end, "\"wall_ms\":");
-		r[n].wall = wl != NULL ? strtoll(wl + 10, NULL, 10) * 1000 -
-		    r[n].at : INT64_MIN;
+		r[n].wall = INT64_MIN;
+		if (wl != NULL) {
+			long long w = strtoll(wl + 10, NULL, 10);
+
+			/* Milliseconds since 1970, before the year 2248. */
+			if (w > 0 && w < (1LL << 43))
+				r[n].wall = (int64_t)w * 1000 - r[n].at;
+		}
 		n++;
 	}
 	qsort(r, n, sizeof(*r), rel_cmp);
@@ -359,10 +416,16 @@ write_file(const char *path, const struct ac_tev *ev, size_t n, const char *job,
 	FILE *f;
 	int rc;
 
+	int fd;
+
 	if (asprintf(&tmp, "%s.tmp%ld", path, (long)getpid()) == -1)
 		return -1;
-	if ((f = fopen(tmp, "w")) == NULL) {
+	/* A new file: never through a link planted at its name. */
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644)) == -1 || (f = fdopen(fd, "w")) == NULL) {
 		ac_warn("%s", tmp);
+		if (fd >= 0)
+			close(fd);
 		free(tmp);
 		return -1;
 	}
@@ -407,7 +470,14 @@ byname_cmp(const void *a, const void *b)
 	const struct ac_tev *y = *(const struct ac_tev *const *)b;
 	int c = strcmp(x->key, y->key);
 
-	return c != 0 ? c : (x->gen > y->gen) - (x->gen < y->gen);
+	if (c != 0)
+		return c;
+	if (x->gen != y->gen)
+		return (x->gen > y->gen) - (x->gen < y->gen);
+	/* A node's own collective is each node's: one per node. */
+	if (x->local != y->local)
+		return x->local - y->local;
+	return x->local ? (x->pid > y->pid) - (x->pid < y->pid) : 0;
 }
 
 static void
@@ -449,16 +519,41 @@ costliest(const struct ac_tev *ev, size_t n, size_t top)
 			l += 8;
 			ll = (int)strcspn(l, "\"");
 		}
-		fprintf(stderr, "accelctl: trace: %s '%s' generation %lld: %.3f "
+		char where[40] = "";
+
+		if (c[k].ev->local)
+			snprintf(where, sizeof(where), " on node %ld", c[k].ev->pid);
+		fprintf(stderr, "accelctl: trace: %s '%s' generation %lld%s: %.3f "
 		    "rank-seconds waited; the longest wait %.3f s (rank %lld, node "
 		    "%ld); last: %.*s\n", kd != NULL ? kd->name : "?",
-		    ac_kind_label(c[k].ev->key), c[k].ev->gen,
+		    ac_kind_label(c[k].ev->key), c[k].ev->gen, where,
 		    (double)c[k].sum / 1e6, (double)c[k].longest / 1e6,
 		    c[k].who->tid, c[k].who->pid, l != NULL ? ll : 1,
 		    l != NULL ? l : "?");
 	}
 	free(w);
 	free(c);
+}
+
+/* The last part of PATH. */
+static const char *
+base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+/* Are A and B one file (the same name, or an existing file both)? */
+static int
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return 1;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	    sa.st_ino == sb.st_ino;
 }
 
 int
@@ -472,11 +567,27 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 	struct rel *ref = NULL;
 	size_t nref = 0, n = 0, total = 0, nmeta = 0, *meta = NULL;
 	int64_t base = INT64_MAX, ref_wall;
-	long nn;
+	long nn, refi;
+	char jb[256];
+	long nb;
 
 	if (dirfd == -1) {
 		ac_warn("%s", dir);
 		return 1;
+	}
+	/* Outputs that would destroy the input or each other. */
+	if ((out != NULL && parse_name(base_of(out), jb, sizeof(jb), &nb)) ||
+	    (svg != NULL && parse_name(base_of(svg), jb, sizeof(jb), &nb))) {
+		ac_warnx("'%s': a node's trace file: not an output",
+		    out != NULL && parse_name(base_of(out), jb, sizeof(jb), &nb) ?
+		    out : svg);
+		close(dirfd);
+		return 2;
+	}
+	if (out != NULL && svg != NULL && same_file(out, svg)) {
+		ac_warnx("--output and --svg are the same file: '%s'", svg);
+		close(dirfd);
+		return 2;
 	}
 	nn = collect(dirfd, dir, &job, jbuf, sizeof(jbuf), &nodes);
 	close(dirfd);
@@ -488,13 +599,25 @@ ac_trace_merge(const char *dir, const char *job, const char *out,
 		    *job ? job : "JOB", dir);
 		goto out;
 	}
-	nref = releases(&nodes[0], &ref);
+	/* The reference: the lowest node with a release (one whose file
+	 * holds only its names would align nobody). */
+	for (refi = 0; refi < nn; refi++) {
+		free(ref);
+		if ((nref = releases(&nodes[refi], &ref)) > 0)
+			break;
+	}
+	if (refi == nn) {
+		ac_warnx("no collective in the traces of job %s in %s: nothing "
+		    "to merge", job, dir);
+		goto out;
+	}
 	ref_wall = wall_of(ref, nref);
-	nodes[0].offset = 0;
+	nodes[refi].offset = 0;
 	fprintf(stderr, "accelctl: trace: node %ld: +0.000 ms (the reference)\n",
-	    nodes[0].node);
-	for (long i = 1; i < nn; i++)
-		align(&nodes[i], nodes[0].node, ref, nref, ref_wall);
+	    nodes[refi].node);
+	for (long i = 0; i < nn; i++)
+		if (i != refi)
+			align(&nodes[i], nodes[refi].node, ref, nref, ref_wall);
 	for (long i = 0; i < nn; i++)
 		total += nodes[i].n;
 	if ((all = malloc((total + 1) * sizeof(*all))) == NULL) {

@@ -13,9 +13,11 @@ struct ac_tev {
 	int64_t		 ts, dur;	/* us; ts on the merged timeline */
 	long long	 gen;
 	int		 cmd;		/* a source's CMD, not a wait */
+	int		 local;		/* node-scoped: each node's own */
 	char		*line;		/* the event as read, without ",\n" */
 	size_t		 ts_at, ts_end;	/* where its "ts" value is in LINE */
-	char		 key[260];	/* the collective, "b:NAME" ("" for M) */
+	const char	*key;		/* the collective, "b:NAME" ("" for M),
+					 * in LINE's allocation, after it */
 };
 
 /* Write the N events (sorted by track, then time; ts on the merged

@@ -63,14 +63,30 @@ trace_fd(const struct ac_job *j)
 		return T.fd;
 	snprintf(name, sizeof(name), AC_TRACE_PREFIX "%s" AC_TRACE_NODE "%ld.json",
 	    j->id, j->node);
-	T.fd = openat(T.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0644);
-	if (T.fd == -1 || fstat(T.fd, &st) == -1) {
-		ac_log("trace %s: %s: no trace", name, strerror(errno));
+	/* Never through a link planted at the name, never blocking on a
+	 * FIFO there (the helper serves every rank from one loop), and only
+	 * into a regular file. A file system that hangs (a dead NFS server)
+	 * still hangs the write: a trace dir on one is the user's risk, said
+	 * in the man page. */
+	T.fd = openat(T.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW | O_NONBLOCK, 0644);
+	if (T.fd >= 0 && fstat(T.fd, &st) == 0 && !S_ISREG(st.st_mode))
+		errno = EINVAL;
+	if (T.fd == -1 || fstat(T.fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		ac_log("trace %s: %s: no trace", name, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		T.failed = 1;
 		if (T.fd >= 0)
 			close(T.fd);
 		return T.fd = -1;
+	}
+	/* A line torn before (a full disk, a helper killed mid-write) is
+	 * ended, so that ours start on a line of their own. */
+	if (st.st_size > 0) {
+		char c = '\n';
+
+		if (pread(T.fd, &c, 1, st.st_size - 1) != 1 || c != '\n')
+			(void)write(T.fd, "\n", 1);
 	}
 	gethostname(host, sizeof(host) - 1);
 	for (char *p = host; *p != '\0'; p++)
@@ -109,6 +125,10 @@ ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms)
 	int64_t rel = c->t.released, sk = T.skew * j->node;
 	size_t len = 1024 + (size_t)j->lsize * 1024, n = 0;
 	char *b, last[64] = "?";
+	/* A node's own collective (main-first --local, on-local-*): every
+	 * node has one of that name, released when its own source is done,
+	 * which the merge must not take for a release the nodes share. */
+	const char *scope = c->scope == AC_SCOPE_NODE ? ",\"scope\":\"node\"" : "";
 
 	if (trace_fd(j) < 0 || (b = malloc(len)) == NULL)
 		return;
@@ -146,20 +166,20 @@ ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms)
 			ADD("{\"ph\":\"X\",\"pid\":%ld,\"tid\":%lld,\"ts\":%lld,"
 			    "\"dur\":%lld,\"name\":\"CMD %s\",\"cat\":\"cmd\","
 			    "\"args\":{\"key\":\"%s\",\"gen\":%lld,\"status\":%lld,"
-			    "\"wall_ms\":%lld}},\n", j->node, tid_of(j, l),
+			    "\"wall_ms\":%lld%s}},\n", j->node, tid_of(j, l),
 			    (long long)(at + sk), (long long)(c->t.finished - at),
 			    ac_kind_label(c->key), c->key, (long long)c->gen,
-			    (long long)c->result, (long long)wall_ms);
+			    (long long)c->result, (long long)wall_ms, scope);
 		else if (l != src)
 			ADD("{\"ph\":\"X\",\"pid\":%ld,\"tid\":%lld,\"ts\":%lld,"
 			    "\"dur\":%lld,\"name\":\"%s %s\",\"cat\":\"%s\","
 			    "\"args\":{\"key\":\"%s\",\"gen\":%lld,\"status\":%lld,"
-			    "\"wall_ms\":%lld,\"last\":\"%s\"}},\n", j->node,
+			    "\"wall_ms\":%lld,\"last\":\"%s\"%s}},\n", j->node,
 			    tid_of(j, l), (long long)(at + sk),
 			    (long long)(rel > at ? rel - at : 0), kind->name,
 			    ac_kind_label(c->key), kind->name, c->key,
 			    (long long)c->gen, (long long)c->result,
-			    (long long)wall_ms, last);
+			    (long long)wall_ms, last, scope);
 	}
 	/* One write: a killed helper leaves whole lines. A short one
 	 * (a full disk) is logged, and the trace stops there. */

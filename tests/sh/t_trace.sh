@@ -88,7 +88,8 @@ testMergeDefaultsTornLineAndTwoJobs() {
 	assertRc 0 "the job"
 	local job f; f=$(ls "$d"/t/accelctl.*.node-1.json)
 	job=${f##*/accelctl.}; job=${job%.node-1.json}
-	printf '{"ph":"X","pid":1,"tid":2,"ts":12' >>"$f"
+	# Torn in its args, after the key: not a line to copy into the merge.
+	printf '{"ph":"X","pid":1,"tid":2,"ts":12,"dur":5,"name":"barrier x","cat":"barrier","args":{"key":"b:x","gen":0,"status":0,"wall_ms":17' >>"$f"
 	run -- trace merge "$d/t"
 	assertRc 0 "merge with a torn line"
 	assertTrue "beside the node files" "[ -s '$d/t/accelctl.$job.json' ]"
@@ -101,6 +102,62 @@ testMergeDefaultsTornLineAndTwoJobs() {
 	assertContains "$err" "name one with --job"
 	run -- trace merge --job other "$d/t"
 	assertRc 0 "--job other"
+}
+
+# A node's own collectives (on-local-main --wait, main-first --local) have the
+# same name on every node but are released when each node's source is done:
+# not releases the nodes share. Here they outnumber the shared ones; taken
+# for shared, they moved node N by its source's N x 0.3 s.
+testNodeOwnCollectivesNotShared() {
+	local d; d=$(scratch)/own; mkdir -p "$d/t"
+	RUN_LIMIT=60 run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_TRACE_DIR="$d/t" \
+		ACCELCTL_TEST_TRACE_SKEW_US=2500000 -- launch --nnodes 3 -n 2 -- bash -c '
+		accelctl barrier a
+		for i in 1 2 3; do accelctl on-local-main --wait -- sleep 0.$((ACCELCTL_NODE_RANK * 3)); done
+		accelctl barrier b'
+	assertRc 0 "the job"
+	run -- trace merge --output "$d/job.json" "$d/t"
+	assertRc 0 "merge"
+	local n off
+	for n in 1 2; do
+		off=$(printf '%s\n' "$err" | sed -n "s/^accelctl: trace: node $n: \([-+][0-9.]*\) ms.*/\1/p")
+		assertTrue "node $n's offset ($off ms) is -$((n * 2500)) ms within 5 ms: $err" \
+			"awk 'BEGIN { d = ${off:-0} + $((n * 2500)); exit !(d < 5 && d > -5) }'"
+	done
+	assertContains "each node's own, apart: $err" "$err" "generation 2 on node 2: "
+}
+
+# A link planted at a node file's name is not followed (the helper's trace
+# would have been appended to its target), nor at the merge's temporary file.
+testLinksNotFollowed() {
+	local d; d=$(scratch)/links; mkdir -p -m 700 "$d/rt" "$d/t"
+	: >"$d/victim"
+	ln -s "$d/victim" "$d/t/accelctl.lj.node-0.json"
+	local job="ACCELCTL_RUNTIME_DIR=$d/rt ACCELCTL_JOB_ID=lj ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_TRACE_DIR=$d/t"
+	# shellcheck disable=SC2086
+	(run $job ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1 -- barrier x) &
+	# shellcheck disable=SC2086
+	run $job ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- barrier x
+	wait
+	assertRc 0 "the barrier, its trace refused"
+	assertEquals "the link's target untouched" 0 "$(stat -c %s "$d/victim")"
+	assertContains "the helper says why" "$(cat "$d"/rt/lj.log)" "accelctl.lj.node-0.json: "
+	# shellcheck disable=SC2086
+	run $job ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- helper stop
+}
+
+# Outputs that would destroy the traces or each other are refused (exit 2).
+testOutputsRefused() {
+	local d; d=$(scratch)/outs
+	skewed_job "$d"
+	local f; f=$(ls "$d"/t/accelctl.*.node-1.json)
+	run -- trace merge --svg "$f" "$d/t"
+	assertRc 2 "--svg onto a node file"
+	assertContains "$err" "a node's trace file: not an output"
+	run -- trace merge --output "$d/o" --svg "$d/o" "$d/t"
+	assertRc 2 "the same file twice"
+	assertContains "$err" "--output and --svg are the same file"
+	assertTrue "the node file intact" "$CHECK '$f' >/dev/null 2>&1 || [ -s '$f' ]"
 }
 
 testBadInput() {
