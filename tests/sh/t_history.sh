@@ -95,6 +95,9 @@ testWaitRecordsCmd() {
 # waited for is the source, named by its global rank (it was named by its
 # local rank, which is another rank's number on every node but the first).
 testNodeScopedSourceNamedByGlobalRank() {
+	# Local rank 1 needs two ranks a node.
+	[ $((4 % NN)) != 0 ] || [ $((4 / NN)) -ge 2 ] ||
+		{ echo "one rank a node: left out at $NN nodes" >&2; return; }
 	local d; d=$(scratch)/local; mkdir -p "$d"
 	RUN_LIMIT=60 run -- launch -n 4 --tag -- bash -c '
 		accelctl on-local-process 1 --wait -- sleep 0.3
