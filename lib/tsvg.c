@@ -124,10 +124,17 @@ ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
 			hidden++;
 			continue;
 		}
+		/* A pixel's gap between bars wide enough: one wait after
+		 * another on a rank must not look like one long one. */
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		    "fill=\"%s\"><title>%s%s generation %lld: %.3f ms</title></rect>\n",
-		    x, y + 2, w < 0.5 ? 0.5 : w, ROW - 4, colour(e),
+		    x, y + 2, w < 0.5 ? 0.5 : w > 3 ? w - 1 : w, ROW - 4, colour(e),
 		    e->cmd ? "CMD of " : "", e->key, e->gen, (double)e->dur / 1e3);
+		/* Its name inside, where it fits (about 6 px a character). */
+		if (w > 6.0 * (double)(strlen(e->key) + 4))
+			fprintf(f, "<text x=\"%.2f\" y=\"%d\" fill=\"white\" "
+			    "font-size=\"10\">%s%s %lld</text>\n", x + 3, y + ROW - 5,
+			    e->cmd ? "CMD " : "", e->key + 2, e->gen);
 	}
 	if (hidden > 0)
 		fprintf(f, "<text x=\"4\" y=\"%d\" fill=\"#555\">%zu waits too "
