@@ -366,20 +366,32 @@ struct row {
 	const char *kind, *name;
 };
 
+/* R's release on the wall clock, with its milliseconds: local "HH:MM:SS.mmm"
+ * for the text, UTC "YYYY-MM-DDTHH:MM:SS.mmmZ" for the JSON. */
+static void
+released_at(const struct rec *r, int utc, char *buf, size_t len)
+{
+	time_t secs = (time_t)(r->wall_ms / 1000);
+	struct tm tm;
+	char t[24];	/* "YYYY-MM-DDTHH:MM:SS" */
+
+	if (utc)
+		gmtime_r(&secs, &tm);
+	else
+		localtime_r(&secs, &tm);
+	strftime(t, sizeof(t), utc ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03d%s", t, (int)(r->wall_ms % 1000), utc ? "Z" : "");
+}
+
 static void
 row_of(const struct ac_job *j, const struct rec *r, struct row *w)
 {
 	struct sums s;
-	char hm[16];
-	time_t secs = (time_t)(r->wall_ms / 1000);
-	struct tm tm;
 	int64_t rank;
 	long node, lrank;
 
 	add_up(r, &s);
-	localtime_r(&secs, &tm);
-	strftime(hm, sizeof(hm), "%H:%M:%S", &tm);
-	snprintf(w->t, sizeof(w->t), "%s.%03d", hm, (int)(r->wall_ms % 1000));
+	released_at(r, 0, w->t, sizeof(w->t));
 	w->kind = ac_kind_of(r->key)->name;
 	w->name = ac_kind_label(r->key);
 	snprintf(w->gen, sizeof(w->gen), "%lld", (long long)r->gen);
@@ -437,20 +449,17 @@ static void
 json_row(struct out *o, const struct ac_job *j, const struct rec *r, int first)
 {
 	struct sums s;
-	char t[40];
-	time_t secs = (time_t)(r->wall_ms / 1000);
-	struct tm tm;
+	char t[48];
 	int64_t rank;
 	long node, lrank;
 
 	add_up(r, &s);
-	gmtime_r(&secs, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	released_at(r, 1, t, sizeof(t));
 	/* Names are A-Z a-z 0-9 . _ : - (ac_key_valid): nothing to escape. */
 	put(o, "%s\n{\"kind\":\"%s\",\"name\":\"%s\",\"generation\":%lld,"
-	    "\"released\":\"%s.%03dZ\",\"released_unix_ms\":%lld,\"status\":%lld,"
+	    "\"released\":\"%s\",\"released_unix_ms\":%lld,\"status\":%lld,"
 	    "\"died\":%s", first ? "" : ",", ac_kind_of(r->key)->name,
-	    ac_kind_label(r->key), (long long)r->gen, t, (int)(r->wall_ms % 1000),
+	    ac_kind_label(r->key), (long long)r->gen, t,
 	    (long long)r->wall_ms, (long long)r->status, r->lost ? "true" : "false");
 	if (r->op == AC_OP_RESULT)
 		put(o, ",\"source\":%lld", (long long)r->source);

@@ -176,7 +176,6 @@ testReplacedHelperKeepsNoRecordOfTheReplayed() {
 		if [ $ACCELCTL_RANK = 1 ]; then
 			i=0; until accelctl status | grep -q "^barrier  *k  "; do sleep 0.05; i=$((i + 1)); [ $i -lt 200 ] || exit 9; done
 			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
-			sleep 1
 		fi
 		accelctl barrier --timeout 30s k || exit
 		accelctl barrier after
