@@ -68,7 +68,7 @@ trace_fd(const struct ac_job *j)
 	 * into a regular file. A file system that hangs (a dead NFS server)
 	 * still hangs the write: a trace dir on one is the user's risk, said
 	 * in the man page. */
-	T.fd = openat(T.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	T.fd = openat(T.dirfd, name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
 	    O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (T.fd >= 0 && fstat(T.fd, &st) == 0 && !S_ISREG(st.st_mode))
 		errno = EINVAL;
@@ -81,7 +81,8 @@ trace_fd(const struct ac_job *j)
 		return T.fd = -1;
 	}
 	/* A line torn before (a full disk, a helper killed mid-write) is
-	 * ended, so that ours start on a line of their own. */
+	 * ended, so that ours start on a line of their own (read back: the
+	 * file is open for reading too). */
 	if (st.st_size > 0) {
 		char c = '\n';
 
