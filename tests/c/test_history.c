@@ -47,6 +47,30 @@ barrier(struct ac_job *j, const char *name)
 	ac_job_gc(j);
 }
 
+/* How long one ac_history_add of a barrier KEY of 4 arrivals takes, over
+ * N adds (us): what the record (and, with ACCELCTL_TRACE_DIR, its trace)
+ * costs a collective. Released now: the newest, nothing to reorder. */
+static double
+time_adds(struct ac_job *j, const char *key, int n)
+{
+	struct ac_coll c;
+	int64_t at[4] = { 1, 2, 3, 4 };
+	struct timespec t0, t1;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.key, sizeof(c.key), "%s", key);
+	c.op = AC_OP_BARRIER;
+	c.t.at = at;
+	c.t.released = ac_now_us();
+	c.t.last_rank = c.t.last_node = -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++)
+		ac_history_add(j, &c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / n;
+}
+
 int
 main(void)
 {
@@ -114,37 +138,15 @@ main(void)
 	/* What the record costs a collective, measured (not asserted): a
 	 * record's add, the ring full (its oldest freed), against a barrier's
 	 * 8 ms (README). */
-	{
-		struct ac_coll c;
-		int64_t at[4] = { 1, 2, 3, 4 };
-		struct timespec t0, t1;
-		double us;
-
-		memset(&c, 0, sizeof(c));
-		snprintf(c.key, sizeof(c.key), "b:timed");
-		c.op = AC_OP_BARRIER;
-		c.t.at = at;
-		c.t.released = ac_now_us();	/* the newest: nothing to reorder */
-		c.t.last_rank = c.t.last_node = -1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (int i = 0; i < 100000; i++)
-			ac_history_add(&j, &c);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 +
-		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / 100000;
-		printf("a record's add (4 ranks, ring full): %.3f us\n", us);
-		CHECK(ac_history_count() == AC_HISTORY_MAX);
-	}
+	printf("a record's add (4 ranks, ring full): %.3f us\n",
+	    time_adds(&j, "b:timed", 100000));
+	CHECK(ac_history_count() == AC_HISTORY_MAX);
 
 	/* With ACCELCTL_TRACE_DIR: the trace's line per rank and its one
 	 * write per collective, measured the same way (a directory of our
 	 * own under TMPDIR, removed after). */
 	{
 		char dir[] = "/tmp/test_history.XXXXXX", path[600];
-		struct ac_coll c;
-		int64_t at[4] = { 1, 2, 3, 4 };
-		struct timespec t0, t1;
-		double us;
 		FILE *f;
 		int lines = 0, ch;
 
@@ -152,19 +154,8 @@ main(void)
 			return 1;
 		setenv("ACCELCTL_TRACE_DIR", dir, 1);
 		ac_trace_init();
-		memset(&c, 0, sizeof(c));
-		snprintf(c.key, sizeof(c.key), "b:traced");
-		c.op = AC_OP_BARRIER;
-		c.t.at = at;
-		c.t.released = ac_now_us();
-		c.t.last_rank = c.t.last_node = -1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (int i = 0; i < 10000; i++)
-			ac_history_add(&j, &c);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 +
-		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / 10000;
-		printf("a record's add with its trace (4 ranks): %.3f us\n", us);
+		printf("a record's add with its trace (4 ranks): %.3f us\n",
+		    time_adds(&j, "b:traced", 10000));
 		ac_trace_close();
 		unsetenv("ACCELCTL_TRACE_DIR");
 		snprintf(path, sizeof(path), "%s/accelctl.hist.node-0.json", dir);
