@@ -272,6 +272,44 @@ ac_client_close(struct ac_client *c)
 	c->inlen = c->incap = c->consumed = 0;
 }
 
+/*
+ * Take in what the helper sent while we send: a helper whose replies to us
+ * go unread past its limit stops reading us (hconn.c), so a large FINISH
+ * sent against a large RELEASE it queued (a source reconnecting to a helper
+ * that replayed its collective as done) blocked both for ever. Frames read
+ * here wait in c->in for ac_client_recv. At most two of the largest frames
+ * are held: past that the helper is not one we speak with.
+ */
+static int
+take_in(struct ac_client *c)
+{
+	ssize_t n;
+
+	if (c->consumed > 0) {
+		memmove(c->in, c->in + c->consumed, c->inlen - c->consumed);
+		c->inlen -= c->consumed;
+		c->consumed = 0;
+	}
+	if (c->incap - c->inlen < 65536) {
+		size_t cap = c->incap ? c->incap * 2 : 65536;
+		uint8_t *p;
+
+		if (cap > 2 * (size_t)AC_FRAME_MAX + 65536)
+			return -1;
+		if ((p = realloc(c->in, cap)) == NULL)
+			return -1;
+		c->in = p;
+		c->incap = cap;
+	}
+	n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0)
+		return -1;
+	c->inlen += (size_t)n;
+	return 0;
+}
+
 int
 ac_client_send(struct ac_client *c, const struct ac_buf *b)
 {
@@ -280,8 +318,21 @@ ac_client_send(struct ac_client *c, const struct ac_buf *b)
 	if (b->err)
 		return -1;
 	while (off < b->len) {
-		ssize_t n = send(c->fd, b->p + off, b->len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN | POLLOUT };
+		ssize_t n;
+
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if ((pfd.revents & POLLIN) && take_in(c) == -1)
+			return -1;
+		if (!(pfd.revents & (POLLOUT | POLLERR | POLLHUP)))
+			continue;
+		n = send(c->fd, b->p + off, b->len - off,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			return -1;

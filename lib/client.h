@@ -34,7 +34,9 @@ int  ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
     int *rc);
 void ac_client_close(struct ac_client *c);
 
-/* Send the frames in B; -1 when the helper is gone. */
+/* Send the frames in B, taking in what the helper sends meanwhile (the
+ * frame the last recv handed out is then no longer valid); -1 when the
+ * helper is gone. */
 int  ac_client_send(struct ac_client *c, const struct ac_buf *b);
 
 /*

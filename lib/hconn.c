@@ -149,6 +149,9 @@ release_one(struct ac_hconn *c)
 		ac_frame_end(&c->out, f);
 		queued(c);
 	}
+	/* A source that arrived again after its FINISH was journaled (its
+	 * helper died) finds the collective done and still sends FINISH. */
+	c->late_finish = c->role == AC_ROLE_SOURCE;
 	detach(c);
 }
 
@@ -331,6 +334,7 @@ on_arrive(struct ac_hconn *c, struct ac_rd *r)
 	c->coll = co;
 	co->waiters++;
 	c->role = role;
+	c->late_finish = 0;
 	/* A client sends at most 30 days (duration.c); a frame's larger one
 	 * is a deadline no wait reaches, capped before the clock's sum
 	 * overflows (fuzz_helper found INT64_MAX). */
@@ -358,6 +362,10 @@ on_finish(struct ac_hconn *c, struct ac_rd *r)
 	size_t n;
 	const uint8_t *p = ac_get_bytes(r, &n);
 
+	if (!r->err && c->coll == NULL && c->late_finish) {
+		c->late_finish = 0;
+		return;
+	}
 	if (r->err || c->coll == NULL || c->role != AC_ROLE_SOURCE)
 		return refuse(c, "FINISH without a collective to finish");
 	if (status < 0 || status > INT32_MAX)

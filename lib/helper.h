@@ -32,6 +32,7 @@ struct ac_hconn {
 	int64_t		 rank;
 	struct ac_coll	*coll;		/* the collective it waits on */
 	int		 role;
+	int		 late_finish;	/* a source released before its FINISH: drop it */
 	long		 deadline;	/* ms, -1 none */
 	long		 progress_ms, next_progress;
 	long		 pid;		/* the client's (SO_PEERCRED) */

@@ -268,6 +268,33 @@ main(int argc, char **argv)
 		ac_buf_free(&b);
 		return drain(fd) == (1 | 2 | 4) ? 0 : 1;
 	}
+	if (strcmp(mode, "latefinish") == 0) {
+		/* A broadcast's source, released, sends FINISH again: what a
+		 * source that arrived again after its helper died (its FINISH
+		 * journaled) sends. Dropped, not refused: the refusal closed
+		 * the connection of a source whose RELEASE was queued. */
+		struct ac_buf b = { 0 };
+		size_t f = ac_frame_begin(&b, AC_MSG_ARRIVE);
+
+		ac_put_u8(&b, AC_OP_RESULT);
+		ac_put_u8(&b, AC_SCOPE_JOB);
+		ac_put_u8(&b, AC_ROLE_SOURCE);
+		ac_put_str(&b, "c:late");
+		for (int i = 0; i < 6; i++)	/* nonce gen source status timeout progress */
+			ac_put_i64(&b, i == 0 ? 7 : i == 1 ? -1 : i == 2 ? 1 : 0);
+		ac_frame_end(&b, f);
+		for (int k = 0; k < 2; k++) {
+			f = ac_frame_begin(&b, AC_MSG_FINISH);
+			ac_put_i64(&b, 0);
+			ac_put_blob(&b, "v", 1);
+			ac_frame_end(&b, f);
+		}
+		hello(fd, AC_PROTO_VERSION, argv[3], lsize);
+		put(fd, b.p, b.len);
+		ac_buf_free(&b);
+		shutdown(fd, SHUT_WR);
+		return drain(fd) == (1 | 2) ? 0 : 1;
+	}
 	if (strcmp(mode, "halfframe") == 0) {
 		/* Said HELLO, then half a STATUS request, then nothing: the
 		 * helper refuses it after its frame wait (10 s). */

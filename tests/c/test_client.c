@@ -1,6 +1,7 @@
 /* test_client.c: the client's edges that shell tests cannot reach: memory per
  * failed connect, a helper whose listen queue is full, poll timeouts beyond
- * INT_MAX ms, and the small validators of keys, idle times and URLs.
+ * INT_MAX ms, a large send against a helper that writes first and reads
+ * later, and the small validators of keys, idle times and URLs.
  */
 #define _GNU_SOURCE
 #include <sys/socket.h>
@@ -128,6 +129,64 @@ test_full_queue(void)
 	unlink(path);
 }
 
+/*
+ * A helper that queued 1 MiB for us reads nothing more until we read it
+ * (hconn.c's OUT_PAUSE): our 1 MiB send must take it in meanwhile. Sent
+ * blocking, both waited for ever (a source resending FINISH to a helper
+ * that replayed its collective as done: CI's chaos, issue 22's note).
+ */
+static void
+test_send_while_helper_writes(void)
+{
+	enum { N = 1 << 20 };
+	struct ac_client c = { .fd = -1 };
+	struct ac_buf out = { 0 }, theirs = { 0 };
+	struct ac_rd r;
+	uint8_t *big = calloc(1, N);
+	const uint8_t *p;
+	size_t n = 0, f;
+	int sv[2], status;
+	pid_t pid;
+
+	CHECK(big != NULL && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	f = ac_frame_begin(&theirs, AC_MSG_RELEASE);
+	ac_put_blob(&theirs, big, N);
+	ac_frame_end(&theirs, f);
+	f = ac_frame_begin(&out, AC_MSG_FINISH);
+	ac_put_blob(&out, big, N);
+	ac_frame_end(&out, f);
+	if ((pid = fork()) == 0) {
+		size_t got = 0;
+		ssize_t k;
+
+		close(sv[0]);
+		alarm(30);
+		/* Write all first, as the helper does; then read. */
+		for (size_t off = 0; off < theirs.len; off += (size_t)k)
+			if ((k = write(sv[1], theirs.p + off, theirs.len - off)) <= 0)
+				_exit(1);
+		while ((k = read(sv[1], big, N)) > 0)
+			got += (size_t)k;
+		_exit(got == out.len ? 0 : 2);
+	}
+	close(sv[1]);
+	c.fd = sv[0];
+	alarm(30);	/* the old deadlock: SIGALRM ends the test, failed */
+	CHECK(ac_client_send(&c, &out) == 0);
+	CHECK(ac_client_recv(&c, ac_now_ms() + 10000, &r) == AC_MSG_RELEASE);
+	p = ac_get_bytes(&r, &n);
+	CHECK(!r.err && p != NULL && n == N);
+	alarm(0);
+	close(c.fd);
+	c.fd = -1;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0);
+	ac_client_close(&c);
+	ac_buf_free(&out);
+	ac_buf_free(&theirs);
+	free(big);
+}
+
 static void
 test_poll_ms(void)
 {
@@ -239,6 +298,7 @@ main(void)
 	test_poll_ms();
 	test_no_leak_per_failed_open();
 	test_full_queue();
+	test_send_while_helper_writes();
 	test_rankproc();
 	rmdir(dir);
 	return CHECK_DONE();

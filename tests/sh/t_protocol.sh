@@ -47,6 +47,9 @@ testHugeString() { badClient hugestring; }
 testNoHello() { badClient nohello; assertContains "$LAST" "expected HELLO first"; }
 testMalformedArrive() { badClient badarrive; assertContains "$LAST" "malformed ARRIVE"; }
 testMalformedHistory() { badClient badhistory; assertContains "$LAST" "malformed HISTORY"; }
+# A released source's second FINISH is dropped, not refused (the FINISH a
+# source resends after its helper died with the first one journaled).
+testLateFinish() { badClient latefinish; assertNotContains "$(cat "$RT/proto.log")" "FINISH without"; }
 testNegativeStatus() { badClient negstatus; assertContains "$LAST" "malformed ARRIVE"; }
 testWrongJob() { badClient wrongjob; assertContains "$LAST" "this helper serves job proto, not some-other-job"; }
 
