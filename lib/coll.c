@@ -206,6 +206,8 @@ new_coll(struct ac_job *j, struct ac_keygen *k, int op, int scope, int64_t gen,
 	c->source = source;
 	c->since_ms = ac_now_ms();
 	c->t.last_rank = c->t.last_node = -1;
+	c->t.across_us = c->t.across_sum_us = -1;
+	c->t.first_node = -1;
 	c->next = j->colls;
 	j->colls = c;
 	j->ncolls++;
@@ -295,8 +297,10 @@ ac_job_waiting_across(const struct ac_job *j)
 static void
 tell_released(struct ac_job *j, struct ac_coll *c)
 {
-	if (!j->replaying)
+	if (!j->replaying) {
 		c->t.released = ac_now_us();
+		ac_history_released(j, c);
+	}
 	if (j->released != NULL)
 		j->released(j, c);
 }
@@ -387,6 +391,11 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 	if (r->last_known) {
 		c->t.last_node = r->last_node;
 		c->t.last_rank = r->last_rank;
+	}
+	if (r->wait_known) {
+		c->t.across_us = r->across_ms * 1000;
+		c->t.across_sum_us = r->across_sum_ms * 1000;
+		c->t.first_node = r->first_node;
 	}
 	/* A transport may hand back C's own text (a one-node NCCL job). */
 	if (r->failed != c->failed)

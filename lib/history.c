@@ -9,9 +9,9 @@
  * what this node waited for the others is its own post to its own release.
  *
  * The ring keeps the last AC_HISTORY_MAX records, grown as they come (a job
- * of ten barriers holds ten), about 120 bytes and 8 per local rank each:
- * 1.8 MB for 8 local ranks when full, and the allocator's own per block
- * (tests/c/test_history.c measures 1.5 MB for 4). A helper that is replaced
+ * of ten barriers holds ten), about 145 bytes and 8 per local rank each:
+ * 2.1 MB for 8 local ranks when full, and the allocator's own per block
+ * (tests/c/test_history.c measures 1.8 MB for 4). A helper that is replaced
  * (killed, restarted) starts an empty ring; the collectives it replays from
  * the journal were not seen live and leave no record.
  */
@@ -37,6 +37,8 @@ struct rec {
 	int64_t	 posted, finished, released;
 	int64_t	 wall_ms;		/* the wall clock at the release */
 	int64_t	 last_rank, last_node;	/* across nodes, -1: not known */
+	int64_t	 across, across_sum;	/* ac_ctime's across_us, -1: not known */
+	long	 first_node;
 	long	 src_l;			/* the local source rank, -1 none */
 };
 
@@ -130,6 +132,26 @@ slot(void)
 }
 
 void
+ac_history_released(struct ac_job *j, const struct ac_coll *c)
+{
+	/* A node-scoped one is this node's alone; one replayed or lost is
+	 * not a moment every node shared. */
+	if (c->scope != AC_SCOPE_JOB || !ac_coll_cross(j, c))
+		return;
+	j->last_release = c->t.replayed || c->src == AC_SRC_LOST ? 0 :
+	    c->t.released;
+}
+
+int64_t
+ac_history_since(const struct ac_job *j, const struct ac_coll *c)
+{
+	if (c->scope != AC_SCOPE_JOB || c->t.replayed || j->last_release == 0 ||
+	    c->t.posted < j->last_release)
+		return -1;
+	return (c->t.posted - j->last_release) / 1000;
+}
+
+void
 ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 {
 	struct rec *r;
@@ -171,6 +193,9 @@ ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 	r->released = c->t.released != 0 ? c->t.released : now;
 	r->last_rank = c->t.last_rank;
 	r->last_node = c->t.last_node;
+	r->across = c->t.across_us;
+	r->across_sum = c->t.across_sum_us;
+	r->first_node = c->t.first_node;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->wall_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 	    (now - r->released) / 1000;
@@ -361,8 +386,8 @@ last_of(const struct ac_job *j, const struct rec *r, const struct sums *s,
 
 /* One text row's fields. */
 struct row {
-	char	 t[32], gen[24], last[96], spread[24], across[24], cost[24],
-		 cmd[24], st[24];
+	char	 t[32], gen[24], last[96], spread[24], waited[24], across[24],
+		 cost[24], cmd[24], st[24];
 	const char *kind, *name;
 };
 
@@ -403,11 +428,20 @@ row_of(const struct ac_job *j, const struct rec *r, struct row *w)
 	} else
 		snprintf(w->last, sizeof(w->last), "?");
 	dur(s.last - s.first, w->spread, sizeof(w->spread));
+	/* WAITED: this node for the others; ACROSS: the first node's post to
+	 * the last's, from every node's own interval (?: a node could not
+	 * say, as after a replaced helper, or over NCCL). */
 	if (r->posted != 0)
 		dur(r->released > r->posted ? r->released - r->posted : 0,
-		    w->across, sizeof(w->across));
+		    w->waited, sizeof(w->waited));
 	else
+		snprintf(w->waited, sizeof(w->waited), "-");
+	if (r->posted == 0)
 		snprintf(w->across, sizeof(w->across), "-");
+	else if (r->across >= 0)
+		dur(r->across, w->across, sizeof(w->across));
+	else
+		snprintf(w->across, sizeof(w->across), "?");
 	snprintf(w->cost, sizeof(w->cost), "%.3f", (double)s.waited / 1e6);
 	if (s.cmd >= 0)
 		dur(s.cmd, w->cmd, sizeof(w->cmd));
@@ -431,9 +465,9 @@ text_row(struct out *o, const struct ac_job *j, const struct rec *r,
 	struct row f;
 
 	row_of(j, r, &f);
-	put(o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %12s %8s  %s\n", f.t, f.kind,
-	    w->name, f.name, w->gen, f.gen, w->last, f.last, f.spread, f.across,
-	    f.cost, f.cmd, f.st);
+	put(o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %8s %12s %8s  %s\n", f.t,
+	    f.kind, w->name, f.name, w->gen, f.gen, w->last, f.last, f.spread,
+	    f.waited, f.across, f.cost, f.cmd, f.st);
 }
 
 static void
@@ -475,6 +509,15 @@ json_row(struct out *o, const struct ac_job *j, const struct rec *r, int first)
 	json_secs(o, "spread_here_s", s.last - s.first, s.last_l >= 0);
 	json_secs(o, "waited_across_s", r->released > r->posted ? r->released -
 	    r->posted : 0, r->posted != 0);
+	/* Across nodes: the spread of the nodes' posts, who posted first (and
+	 * so waited the longest), the sum of the nodes' waits. */
+	json_secs(o, "spread_across_s", r->across, r->posted != 0 && r->across >= 0);
+	if (r->posted != 0 && r->across >= 0)
+		put(o, ",\"first_node\":%ld", r->first_node);
+	else
+		put(o, ",\"first_node\":null");
+	json_secs(o, "node_seconds_waited", r->across_sum, r->posted != 0 &&
+	    r->across >= 0);
 	json_secs(o, "rank_seconds_waited", s.waited, 1);
 	json_secs(o, "cmd_s", s.cmd, s.cmd >= 0);
 	put(o, ",\"ranks\":[");
@@ -573,9 +616,10 @@ ac_history_format(const struct ac_job *j, long n, int json, size_t max)
 			put(&o, "(the %zu oldest of them left out: the text would "
 			    "exceed %zu bytes)\n", want - shown, max);
 		if (want > 0)
-			put(&o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %12s %8s  %s\n",
-			    "RELEASED", "KIND", w.name, "NAME", w.gen, "GEN", w.last,
-			    "LAST", "SPREAD", "ACROSS", "RANK-SECONDS", "CMD", "STATUS");
+			put(&o, "%-12s  %-10s %-*s %*s  %-*s %8s %8s %8s %12s %8s  "
+			    "%s\n", "RELEASED", "KIND", w.name, "NAME", w.gen, "GEN",
+			    w.last, "LAST", "SPREAD", "WAITED", "ACROSS",
+			    "RANK-SECONDS", "CMD", "STATUS");
 	}
 	for (size_t i = from; i < H.n; i++) {
 		if (json)

@@ -22,6 +22,12 @@ struct ac_ctime {
 	/* Across nodes, as the transport's result says (-1: not known): the
 	 * rank and node whose arrival completed it. */
 	int64_t	 last_rank, last_node;
+	/* Across nodes, from every node's own interval (ac_history_since):
+	 * the spread from the first node's post to the last's, the node that
+	 * posted first (it waited the longest), and the sum of the nodes'
+	 * waits; across_us -1: not known (a node could not say, NCCL). */
+	int64_t	 across_us, across_sum_us;
+	long	 first_node;
 	/* An arrival of it came from the journal's replay (a replaced
 	 * helper): its times are partly unknown, so it leaves no record. */
 	int	 replayed;
@@ -38,6 +44,17 @@ void ac_history_add(const struct ac_job *j, const struct ac_coll *c);
 /* The global rank of C's last local rank to arrive (-1: none seen live, or
  * its rank not known): what this node says when its arrival completes C. */
 int64_t ac_history_last_rank(const struct ac_job *j, const struct ac_coll *c);
+/*
+ * What this node says of itself when it posts C across nodes: the
+ * milliseconds from its release of the job's previous collective to this
+ * post, on its own clock. Every node saw that release at about the same
+ * moment, so these intervals order the nodes' posts, and their differences
+ * are the nodes' waits, with no clock compared between hosts. -1 when not
+ * known (the job's first collective, a replaced helper, a node's own).
+ */
+int64_t ac_history_since(const struct ac_job *j, const struct ac_coll *c);
+/* C was released live: the start of the next collective's interval. */
+void ac_history_released(struct ac_job *j, const struct ac_coll *c);
 /* Free the ring (the helper exits; tests). */
 void ac_history_free(void);
 /* How many records the ring holds, and the bytes it takes. */

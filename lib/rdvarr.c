@@ -132,8 +132,12 @@ ac_rdvarr_value(const struct ac_job *j, const struct ac_coll *c, char *fails,
     size_t n, size_t len)
 {
 	/* After the failures: fails.c's reader stops at the '@', and so did
-	 * that of helpers before it was written. */
-	int k = snprintf(fails + n, len - n, " @%lld",
+	 * that of helpers before it was written. Then, when known, the node's
+	 * interval since its previous release (ac_history_since). */
+	int64_t d = ac_history_since(j, c);
+	int k = d >= 0 ? snprintf(fails + n, len - n, " @%lld ~%lld",
+	    (long long)ac_history_last_rank(j, c), (long long)d) :
+	    snprintf(fails + n, len - n, " @%lld",
 	    (long long)ac_history_last_rank(j, c));
 
 	return k > 0 && (size_t)k < len - n ? n + (size_t)k : n;
@@ -148,9 +152,27 @@ complete(struct arrivals *a)
 	size_t nf = 0, cap = 0, more = 0;
 	char text[512];
 	struct ac_result r = { 0 };
+	int64_t lo = -1, hi = -1, sum = 0;
+	long known = 0;
 
 	for (long node = 0; node < A.job->nnodes; node++) {
 		const char *at = strrchr(a->fails[node], '@');
+		const char *til = strrchr(a->fails[node], '~');
+
+		/* The spread of the posts, from every node's interval. */
+		if (til != NULL && at != NULL && til > at) {
+			int64_t d = strtoll(til + 1, NULL, 10);
+
+			if (d >= 0) {
+				known++;
+				if (lo < 0 || d < lo) {
+					lo = d;
+					r.first_node = node;
+				}
+				if (d > hi)
+					hi = d;
+			}
+		}
 
 		nf = ac_fails_add(a->fails[node], &f, nf, &cap, &more);
 		/* The newest arrival completed it: who everyone waited for. */
@@ -160,6 +182,14 @@ complete(struct arrivals *a)
 			r.last_node = node;
 			r.last_rank = at != NULL ? strtoll(at + 1, NULL, 10) : -1;
 		}
+	}
+	if (known == A.job->nnodes) {
+		for (long node = 0; node < A.job->nnodes; node++)
+			sum += hi - strtoll(strrchr(a->fails[node], '~') + 1,
+			    NULL, 10);
+		r.wait_known = 1;
+		r.across_ms = hi - lo;
+		r.across_sum_ms = sum;
 	}
 	r.status = ac_fails_text(f, nf, more, text, sizeof(text));
 	r.failed = text;

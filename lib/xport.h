@@ -31,6 +31,11 @@ struct ac_result {
 	int		 last_known;
 	long		 last_node;
 	int64_t		 last_rank;
+	/* Across nodes, from each node's own interval (ac_history_since): the
+	 * spread of their posts, who posted first, the sum of their waits. */
+	int		 wait_known;
+	int64_t		 across_ms, across_sum_ms;
+	long		 first_node;
 };
 
 struct ac_xport {

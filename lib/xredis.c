@@ -5,7 +5,7 @@
  * run's stream of events (XREAD BLOCK, from its own cursor): a
  * constant number of commands per node, whatever the ranks, and constant work
  * in Redis per node-arrival, whatever the nodes (issue 14). Most arrivals are
- * one BITFIELD, which sets this node's bit in the generation's arrivals and
+ * one BITFIELD, which sets this node's slot in the generation's arrivals and
  * raises their count, and answers both (no script: a Lua call costs several
  * times the work it does); the first arrival adds two plain commands (the
  * run's check, the TTL); the last (the result, told to every node with one
@@ -18,12 +18,12 @@
  * helper registered in (the register script below): a second run under the
  * same job id gets a new number, so it never meets the first run's state.
  * Every key has a TTL, refreshed while anything waits, and the generation in
- * every key name means none is ever reused. An arrival is a bit per node, so
+ * every key name means none is ever reused. An arrival is a slot per node, so
  * a repeated one cannot count twice. After any reconnect (Redis restarted
  * empty, FLUSHALL, a failover, a new helper) the helper registers again and
  * posts what it knows: its arrivals in flight, the results it has seen last,
  * and an abort; nothing passes early, because a result is only written when
- * every node's bit is set.
+ * every node's slot is set.
  */
 #include <hiredis/hiredis.h>
 
@@ -182,24 +182,29 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  * rank to arrive, which the result names with the node when this arrival
  * completes it ("R status node rank": who everyone waited for, history.c;
  * a few bytes per barrier, since the fast path's arrivals send none), or ""
- * when this is not the node's own arrival (arrive_script's FRESH). The script sets the
- * node's bit whether or not the fast path did (see x_arrive; the fast path's
- * first arrival does its checks with plain commands: first_checks()).
+ * when this is not the node's own arrival (arrive_script's FRESH), and the
+ * node's slot (below). The script sets the node's slot whether or not the
+ * fast path did (see x_arrive; the fast path's first arrival does its checks
+ * with plain commands: first_checks()).
  * Returns {1, result}, {0, nodes arrived}, or {2} when the run's
  * registration is gone (FLUSHALL, a failover to an empty replica): every node
  * must post again.
  *
- * The arrivals are one string: a u32 count, then a bit per node (offset 32 +
- * node). The bits are the truth; the count only says when to look at them:
- * it is raised with every bit set and lowered only with a bit cleared, so it
- * is never below the bits' number, and the arrival that sets the last bit sees
- * a count of at least nnodes. The result is written only when BITCOUNT says
- * every node is in (SET NX: two arrivals that both saw the count may both
- * try). A node's failures, when it has any, are a field of the hash
- * "fail:KEY:GEN", written in the same script that sets its bit; the last
+ * The arrivals are one string of u32s: a count, then a slot per node (the
+ * BITFIELD offset #(node + 1)): 0 not arrived, 1 arrived, 2 + D arrived D ms
+ * after its release of the job's previous collective (ac_history_since: the
+ * node's own interval, a few bytes more in the fast path than a bit's "1").
+ * The last arrival turns the slots into the spread of the posts, the node
+ * that posted first and the sum of the nodes' waits ("R status node rank
+ * ~spread first sum"), when every node said its D. The slots are the truth;
+ * the count only says when to look at them: it is raised with every slot set
+ * and lowered only with a slot cleared, so it is never below the slots'
+ * number, and the arrival that sets the last slot sees a count of at least
+ * nnodes. The result is written only when the slots say every node is in
+ * (SET NX: two arrivals that both saw the count may both try). A node's failures, when it has any, are a field of the hash
+ * "fail:KEY:GEN", written in the same script that sets its slot; the last
  * arrival reads them (HVALS, once per barrier, only the failed nodes).
  */
-#define ARRIVE_COUNT_BITS 32
 static struct script arrive_lua = { FANOUT_LUA
 "local ttl, nn = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
 "local p = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[5] - #ARGV[6] - 5)\n"
@@ -207,14 +212,27 @@ static struct script arrive_lua = { FANOUT_LUA
 "local done, fk = p .. 'done:' .. tail, p .. 'fail:' .. tail\n"
 /* Set (again) after the fast path too: Redis may have lost the arrivals in
  * between (FLUSHALL), and then this is a first arrival. */
-"local old = redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 1)\n"
+"local old = redis.call('BITFIELD', KEYS[1], 'SET', 'u32',\n"
+"    '#' .. (tonumber(ARGV[1]) + 1), ARGV[8])[1]\n"
 "if old == 0 then redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, 1) end\n"
 "if ARGV[2] ~= '' then\n"
 "  redis.call('HSET', fk, ARGV[1], ARGV[2]) redis.call('EXPIRE', fk, ttl) end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
 "local v = redis.call('GET', done)\n"
 "if v then redis.call('EXPIRE', done, ttl) return {1, v} end\n"
-"local n = redis.call('BITCOUNT', KEYS[1], 4, -1)\n"
+/* The slots: how many nodes are in, and from their intervals the spread,
+ * the first (the lowest interval) and the sum of the waits. */
+"local s = redis.call('GET', KEYS[1]) or ''\n"
+"local n, lo, hi, first, sum, all = 0, -1, -1, -1, 0, true\n"
+"local ds = {}\n"
+"for i = 0, math.min(nn, math.floor(#s / 4) - 1) - 1 do\n"
+"  local a, b, c, e = string.byte(s, 5 + 4 * i, 8 + 4 * i)\n"
+"  local v = ((a * 256 + b) * 256 + c) * 256 + e\n"
+"  if v > 0 then n = n + 1 end\n"
+"  if v < 2 then all = false else\n"
+"    local d = v - 2 ds[#ds + 1] = d\n"
+"    if lo < 0 or d < lo then lo, first = d, i end\n"
+"    if d > hi then hi = d end end end\n"
 /* The keys of a barrier start with its first arrival: when Redis lost the
  * run, the next arrival anywhere is a first one. */
 "if old == 0 and n == 1 and\n"
@@ -240,7 +258,12 @@ static struct script arrive_lua = { FANOUT_LUA
 "  text[#text + 1] = 'and ' .. (#fails + extra - shown) .. ' more' end\n"
 "local who = ''\n"
 "if ARGV[7] ~= '' then who = ' ' .. ARGV[1] .. ' ' .. ARGV[7] end\n"
-"local d = 'R ' .. status .. who .. '\\n' .. table.concat(text, ', ') .. '\\n'\n"
+"local wt = ''\n"
+"if all and #ds == nn then\n"
+"  for _, d in ipairs(ds) do sum = sum + hi - d end\n"
+"  wt = ' ~' .. (hi - lo) .. ' ' .. first .. ' ' .. sum end\n"
+"local d = 'R ' .. status .. who .. wt .. '\\n' .. table.concat(text, ', ') ..\n"
+"    '\\n'\n"
 /* Written already (a node withdrew and came back after the last arrival, or
  * two arrivals saw the count). */
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
@@ -249,12 +272,13 @@ static struct script arrive_lua = { FANOUT_LUA
 "return {1, d}\n", "" };
 
 /* Lua: a node withdraws its arrival (its helper exits while the barrier
- * waits). KEYS: the arrivals, the failures. ARGV: node. Its bit is cleared
+ * waits). KEYS: the arrivals, the failures. ARGV: node. Its slot is cleared
  * and the count lowered with it, never one without the other. */
 #define WITHDRAW_LUA \
 "if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end\n" \
 "if redis.call('EXISTS', KEYS[1]) == 1 and\n" \
-"    redis.call('SETBIT', KEYS[1], 32 + tonumber(ARGV[1]), 0) == 1 then\n" \
+"    redis.call('BITFIELD', KEYS[1], 'SET', 'u32',\n" \
+"    '#' .. (tonumber(ARGV[1]) + 1), 0)[1] ~= 0 then\n" \
 "  redis.call('BITFIELD', KEYS[1], 'INCRBY', 'u32', 0, -1) end\n" \
 "redis.call('HDEL', KEYS[2], ARGV[1])\n" \
 "return 1\n"
@@ -511,14 +535,26 @@ on_ignore(redisReply *reply, void *priv)
 	free(priv);
 }
 
-/* Is NODE's bit set in the arrivals' string V (Redis numbers bits from
- * the most significant of the first byte)? */
+/* Is NODE's slot set in the arrivals' string V (arrive_lua: u32s, the
+ * count first)? */
 static int
-arrived_bit(const char *v, size_t len, long node)
+arrived_slot(const char *v, size_t len, long node)
 {
-	size_t bit = (size_t)ARRIVE_COUNT_BITS + (size_t)node;
+	size_t at = 4 * ((size_t)node + 1);
 
-	return bit / 8 < len && ((unsigned char)v[bit / 8] & (0x80u >> bit % 8));
+	return at + 4 <= len && (v[at] | v[at + 1] | v[at + 2] | v[at + 3]) != 0;
+}
+
+/* What NODE's slot says of C: 1, or 2 + its interval (ac_history_since). */
+static void
+slot_value(const struct ac_job *j, const struct ac_coll *c, char *buf,
+    size_t len)
+{
+	int64_t d = ac_history_since(j, c);
+
+	if (d > (int64_t)UINT32_MAX - 2)
+		d = (int64_t)UINT32_MAX - 2;
+	snprintf(buf, len, "%" PRId64, d >= 0 ? d + 2 : 1);
 }
 
 /* Which nodes are missing, for timeouts and status. */
@@ -529,7 +565,7 @@ note_missing(struct ac_coll *c, const char *bits, size_t len)
 
 	c->xmissing[0] = '\0';
 	for (long node = 0; node < X.job->nnodes; node++) {
-		if (arrived_bit(bits, len, node) ||
+		if (arrived_slot(bits, len, node) ||
 		    n >= sizeof(c->xmissing) - 24)
 			continue;
 		n += (size_t)snprintf(c->xmissing + n, sizeof(c->xmissing) - n,
@@ -556,12 +592,12 @@ static void arrive_script(const struct ac_job *j, const struct ac_coll *c,
     struct req *r, int fresh);
 
 /*
- * A look's GET of the arrivals: which nodes are missing. This node's own bit
+ * A look's GET of the arrivals: which nodes are missing. This node's own slot
  * missing means Redis lost it while we stayed connected (the key evicted by a
  * volatile-* or allkeys-* maxmemory policy, or a FLUSHALL whose "post again"
  * entry was trimmed before we read it): it is posted again (the script: the
- * bit set only if clear, counted only then), or every node waits on. Every
- * bit set and no result: the script writes it (below).
+ * slot set only if clear, counted only then), or every node waits on. Every
+ * slot set and no result: the script writes it (below).
  */
 static void
 on_look(redisReply *reply, void *priv)
@@ -576,10 +612,10 @@ on_look(redisReply *reply, void *priv)
 		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
 
 		note_missing(c, v, len);
-		if (!arrived_bit(v, len, X.job->node) && ready())
+		if (!arrived_slot(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
 		else if (c->xmissing[0] == '\0' && ready() && r->late) {
-			/* Every bit is set, yet no result, still at a later
+			/* Every slot is set, yet no result, still at a later
 			 * look (not the moment between a live last arrival's
 			 * BITFIELD and its script, which every waiting node
 			 * may look at together): the last arrival's node died
@@ -597,7 +633,7 @@ on_look(redisReply *reply, void *priv)
 
 /*
  * store.h's look at C: three plain commands (GET the result, EXPIRE and GET
- * the arrivals: a bit per node, 129 bytes for 1,000 nodes), not a script: a
+ * the arrivals: a u32 per node, 4 KB for 1,000 nodes), not a script: a
  * look is for a progress line, a timeout's message or status, and needs no
  * atomicity. The EXPIRE sets the TTL that the first arrival sets, in case its
  * helper died between its fast path and its EXPIRE.
@@ -687,7 +723,8 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
     int fresh)
 {
 	char arr[KEY_MAX], node[24], ttl[24], gen[24], last[24], fails[4096];
-	const char *keys[1] = { arr }, *args[7];
+	char mine[24];
+	const char *keys[1] = { arr }, *args[8];
 
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
 	(void)ac_fails_of(j, c, fails, sizeof(fails));
@@ -705,7 +742,9 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
 	else
 		last[0] = '\0';
 	args[6] = last;
-	run(&arrive_lua, on_arrive, r, 1, keys, 7, args, NULL);
+	slot_value(j, c, mine, sizeof(mine));
+	args[7] = mine;
+	run(&arrive_lua, on_arrive, r, 1, keys, 8, args, NULL);
 }
 
 /* Did every local rank of C exit 0? */
@@ -749,9 +788,9 @@ first_checks(const struct ac_coll *c)
 }
 
 /*
- * The fast path's reply: {the node's bit before, the count}. Most arrivals
+ * The fast path's reply: {the node's slot before, the count}. Most arrivals
  * are neither the first nor the last and end here, and the first adds two
- * plain commands; a count that says every node may be in, and a bit that was
+ * plain commands; a count that says every node may be in, and a slot that was
  * set already, go on to the script.
  */
 static void
@@ -783,17 +822,17 @@ on_fast(redisReply *reply, void *priv)
  * This node's ranks all arrived at barrier C: post this node's outcome.
  *
  * The fast path, for a node whose ranks all exited 0 posting for the first
- * time: one BITFIELD that sets the node's bit and raises the count, and
+ * time: one BITFIELD that sets the node's slot and raises the count, and
  * answers both, at a fraction of a script's cost (issue 14: what Redis does
  * per node-arrival decides how many nodes one Redis serves). Everything else
- * (a node with failures, whose failures must land with its bit; a repeated
+ * (a node with failures, whose failures must land with its slot; a repeated
  * post after a reconnect or for a long wait's refresh) is the script.
  */
 static void
 x_arrive(struct ac_job *j, struct ac_coll *c)
 {
-	char arr[KEY_MAX], bit[24];
-	const char *argv[10] = { "BITFIELD", arr, "SET", "u1", bit, "1",
+	char arr[KEY_MAX], slot[24], mine[24];
+	const char *argv[10] = { "BITFIELD", arr, "SET", "u32", slot, mine,
 	    "INCRBY", "u32", "0", "1" };
 	struct req *r;
 
@@ -804,7 +843,8 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 		return;
 	}
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
-	snprintf(bit, sizeof(bit), "%ld", ARRIVE_COUNT_BITS + j->node);
+	snprintf(slot, sizeof(slot), "#%ld", j->node + 1);
+	slot_value(j, c, mine, sizeof(mine));
 	if (ac_rconn_cmd(on_fast, r, 10, argv, NULL) == -1)
 		free(r);
 }
@@ -946,7 +986,7 @@ on_withdrawn(redisReply *reply, void *priv)
 
 /*
  * A local rank left barrier C after this node had posted its arrival: the
- * node's bit is cleared, with the count (WITHDRAW_LUA). A result written
+ * node's slot is cleared, with the count (WITHDRAW_LUA). A result written
  * meanwhile stands (the withdrawal came too late, and the barrier is over
  * for every node); its entry in the stream releases this node's other ranks.
  */

@@ -48,14 +48,28 @@ ac_xvalue_read(const char *v, size_t len, struct ac_result *r, char *failed,
 	    (nl2 = memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - v))) == NULL)
 		return -1;
 	r->status = strtoll(v + 2, &end, 10);
-	/* A barrier's "R status node rank": who completed it (Redis' arrive
-	 * script writes it; older helpers wrote the status alone). */
-	if (end < nl1 && *end == ' ') {
+	/* A barrier's "R status[ node rank][ ~across first sum]": who
+	 * completed it, and the spread of the nodes' posts, who posted first
+	 * and the sum of their waits in ms (Redis' arrive script writes them;
+	 * older helpers wrote the status alone). */
+	if (end < nl1 && end[0] == ' ' && end[1] != '~') {
 		r->last_node = strtol(end + 1, &end, 10);
 		if (end < nl1 && *end == ' ') {
 			r->last_rank = strtoll(end + 1, &end, 10);
-			r->last_known = end == nl1 && r->last_node >= 0;
+			r->last_known = (end == nl1 || *end == ' ') &&
+			    r->last_node >= 0;
 		}
+	}
+	if (end + 1 < nl1 && end[0] == ' ' && end[1] == '~') {
+		int parts = 1;
+
+		r->across_ms = strtoll(end + 2, &end, 10);
+		if (end < nl1 && *end == ' ' && ++parts)
+			r->first_node = strtol(end + 1, &end, 10);
+		if (end < nl1 && *end == ' ' && ++parts)
+			r->across_sum_ms = strtoll(end + 1, &end, 10);
+		r->wait_known = parts == 3 && end == nl1 && r->across_ms >= 0 &&
+		    r->first_node >= 0 && r->across_sum_ms >= 0;
 	}
 	snprintf(failed, flen, "%.*s", (int)(nl2 - nl1 - 1), nl1 + 1);
 	r->failed = failed;

@@ -78,6 +78,38 @@ testRankSecondsAreTheSumOfWaits() {
 	fi
 }
 
+# Across nodes, every node's history has the spread of the nodes' posts,
+# from each node's own interval since the release of 'start' (no clocks
+# compared): the slow node's lateness within 10%, the first node another
+# one, the nodes' waits their sum. One node: nothing across.
+testSpreadAcrossNodes() {
+	local d; d=$(scratch)/across; mkdir -p "$d"
+	slow_job "$d"
+	assertRc 0 "the slow job"
+	local n nodes=$NN node3 late
+	node3=$(node_of 3 4)
+	[ $((4 % NN)) = 0 ] || nodes=1
+	if [ "$nodes" = 1 ]; then
+		assertEquals "one node: no spread across" "None" "$(json "$d/h.0.json" 'h["collectives"][0]["spread_across_s"]')"
+		assertContains "one node: ACROSS -" "$(tr -s ' ' <"$d/h.0.txt")" " slow 0 rank 3 (node 0) "
+		return
+	fi
+	# Node 3's lateness: rank 3's call after the latest other node's.
+	late=$(python3 -c 'import sys
+t = [int(open("%s/t.%d" % (sys.argv[1], r)).read()) for r in range(4)]
+per = 4 // int(sys.argv[2]); mine = 3 // per
+print((t[3] - max(t[r] for r in range(4) if r // per != mine)) // 1000)' "$d" "$NN")
+	for ((n = 0; n < nodes; n++)); do
+		assertEquals "node $n: spread across ~${late}us: $(cat "$d/h.$n.json")" "True" \
+			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+		assertEquals "node $n: first" "True" "$(json "$d/h.$n.json" "h['collectives'][0]['first_node'] != $node3")"
+		assertEquals "node $n: node-seconds" "True" \
+			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['node_seconds_waited'] - $((NN - 1)) * h['collectives'][0]['spread_across_s']) <= 0.1 * h['collectives'][0]['spread_across_s']")"
+	done
+	# The first collective of a helper has no previous release: '?'.
+	assertContains "start's ACROSS: $(cat "$d/h.0.txt")" "$(tr -s ' ' <"$d/h.0.txt")" " ? "
+}
+
 # --wait: the source's CMD time on its node; the others waited about as long.
 testWaitRecordsCmd() {
 	local d; d=$(scratch)/wait; mkdir -p "$d"

@@ -214,16 +214,46 @@ testHistoryNamesTheSlowNode() {
 	across 4 2 bash -c '
 		accelctl barrier start
 		[ $ACCELCTL_RANK = 5 ] && sleep 2
+		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
 		accelctl barrier slow
-		[ $ACCELCTL_LOCAL_RANK = 0 ] && accelctl status --history 1 >'"$d"'/h.$ACCELCTL_NODE_RANK
+		if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
+			accelctl status --history 1 >'"$d"'/h.$ACCELCTL_NODE_RANK
+			accelctl status --history 1 --json >'"$d"'/j.$ACCELCTL_NODE_RANK
+		fi
 		accelctl barrier end'
 	assertRc 0 "4 nodes, one slow"
 	# NCCL's all-reduce (tests/fake, tests/gpu) has no order: it says "?".
-	local n last="rank 5 (node 2)"
+	local n last="rank 5 (node 2)" late
 	[ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ] && last="?"
+	# Node 2's lateness by the ranks' own clocks (one host here): its last
+	# rank's call after the latest of the other nodes' ranks.
+	late=$(python3 -c 'import sys; t = {r: int(open("%s/t.%d" % (sys.argv[1], r)).read()) for r in range(8)}
+print((t[5] - max(v for r, v in t.items() if r not in (4, 5))) // 1000)' "$d")
 	for n in 0 1 2 3; do
 		assertContains "node $n: $(cat "$d/h.$n")" "$(tr -s ' ' <"$d/h.$n")" " slow 0 $last "
+		# Every node, the slow one too, has the spread across nodes (from
+		# every node's own interval, no clocks compared): node 2's
+		# lateness within 10%; the first to post is another node, and
+		# the nodes' waits add up to three times the spread.
+		if [ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ]; then
+			assertEquals "node $n: no spread over NCCL" "(None, None)" \
+				"$(jq_ "$d/j.$n" 'c["spread_across_s"], c["first_node"]')"
+			continue
+		fi
+		assertEquals "node $n: spread ${late}us: $(cat "$d/j.$n")" "True" \
+			"$(jq_ "$d/j.$n" "abs(c['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+		assertEquals "node $n: the first is not node 2" "True" "$(jq_ "$d/j.$n" 'c["first_node"] in (0, 1, 3)')"
+		assertEquals "node $n: node-seconds" "True" \
+			"$(jq_ "$d/j.$n" 'abs(c["node_seconds_waited"] - 3 * c["spread_across_s"]) <= 0.1 * c["spread_across_s"]')"
 	done
+	# The slow node waited for nobody, and says so; node 0 waited.
+	assertEquals "node 2 waited" "True" "$(jq_ "$d/j.2" 'c["waited_across_s"] < 0.2')"
+	[ -z "${ACCELCTL_TEST_SHOW:-}" ] || cat "$d/h.0" "$d/h.2" "$d/j.0" >&2
+}
+
+# jq_ FILE EXPR: EXPR of the history's one collective (as c), printed.
+jq_() {
+	python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["collectives"][0]; print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # The work of one node's arrival does not grow with the nodes: no script text,

@@ -60,9 +60,9 @@ testNodeHelperKilledMidBarrier() {
 }
 
 # A helper that replaces a killed one posts its arrival again from the
-# journal, and its one-command fast path finds the node's bit set and counts
+# journal, and its one-command fast path finds the node's slot set and counts
 # it again: the count runs ahead of the nodes in. Node 2 then sees a count of
-# 3 of 3 while node 0 has not come: only the bits may decide (BITCOUNT in the
+# 3 of 3 while node 0 has not come: only the slots may decide (counted in the
 # script), or node 2 passes early.
 testReplayedArrivalNeverCountsTwice() {
 	local d; d=$(scratch)/replay; mkdir -p "$d"
@@ -268,7 +268,7 @@ testTrimmedEntryOfAWaitIsFound() {
 # Redis drops node 0's arrival while node 0 waits and stays connected (a
 # maxmemory-policy volatile-lru evicting the key: every key has a TTL; here a
 # DEL): node 1 then arrives. Node 0's helper must post its arrival again
-# when a look finds its bit missing, or both nodes wait until their deadline.
+# when a look finds its slot missing, or both nodes wait until their deadline.
 testEvictedArrivalIsPostedAgain() {
 	local d; d=$(scratch)/evict; mkdir -p "$d"
 	across 2 1 bash -c '
@@ -285,7 +285,7 @@ testEvictedArrivalIsPostedAgain() {
 	assertEquals "both passed (stderr: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0 after')"
 }
 
-# Node 1's last arrival lands (its BITFIELD sets its bit and the count says
+# Node 1's last arrival lands (its BITFIELD sets its slot and the count says
 # "every node") and its helper dies with its ranks before it sends the script
 # that writes the result (a cgroup killed at once; emulated: node 1's helper is
 # killed and its BITFIELD sent by hand). last_died NODE0: that, on 2 nodes,
@@ -297,13 +297,13 @@ last_died() {
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
 			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
 			until [ -n "$(arr)" ]; do sleep 0.02; done
-			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u1 33 1 incrby u32 0 1 >/dev/null
+			redis-cli -s '"$REDIS_SOCK"' bitfield "$(arr)" set u32 "#2" 1 incrby u32 0 1 >/dev/null
 			exit 0
 		fi
 		'"$1"
 }
 
-# Every bit is set: node 0 must pass at a look, not wait for its deadline.
+# Every slot is set: node 0 must pass at a look, not wait for its deadline.
 testLastArrivalDiedBeforeItsScript() {
 	last_died '
 		t0=$(date +%s%N)
