@@ -43,6 +43,7 @@
 #include "duration.h"
 #include "log.h"
 #include "rconn.h"
+#include "rsentinel.h"
 
 enum { CMD, BLK };
 
@@ -83,6 +84,13 @@ static struct {
 	char			 cursor[64];	/* the last entry read from it */
 	char			 wake[1024];	/* a second stream, or "" */
 	char			 wcursor[64];	/* "$" until an entry is read */
+	/* Sentinel (rsentinel.c): the master's address is the sentinels'
+	 * answer, asked at every (re)connect; R.url.host and port hold it. */
+	int			 sentinel;
+	int			 have_master;	/* the answer for this dial */
+	int			 moved;		/* a server other than the last */
+	char			 where0[600];	/* the URL's own where */
+	int			 nown;		/* fds before the sentinels' */
 } R;
 
 static const int index_of[2] = { CMD, BLK };
@@ -163,6 +171,16 @@ went_down(const char *why)
 	R.reset = 1;
 	R.attempts++;
 	R.retry_at = ac_now_ms() + backoff;
+	R.have_master = 0;	/* the sentinels are asked again */
+}
+
+/* A failover: close both and dial the new master at once. */
+static void
+redial_now(const char *why)
+{
+	went_down(why);
+	R.attempts = 0;
+	R.retry_at = ac_now_ms();
 }
 
 /* A final failure: no more dialling; waiters fail now with Redis' words. */
@@ -225,6 +243,18 @@ maybe_up(void)
 	    R.setup_left[CMD] > 0 || R.setup_left[BLK] > 0)
 		return;
 	R.up = 1;
+	/*
+	 * Another server (a failover, a moved slot): nothing of the old one's
+	 * stream is assumed. Replication is asynchronous, so the new one may
+	 * lack entries we read, and its clock, which names its new entries,
+	 * may be behind our cursor: read its stream from the start (every
+	 * entry is idempotent; the run's stream is capped).
+	 */
+	if (R.moved) {
+		R.moved = 0;
+		snprintf(R.cursor, sizeof(R.cursor), "0-0");
+		snprintf(R.wcursor, sizeof(R.wcursor), "$");
+	}
 	issue_block();
 	if (R.h->ready != NULL)
 		R.h->ready();
@@ -287,6 +317,43 @@ on_setup(redisAsyncContext *ac, void *r, void *priv)
 	maybe_up();
 }
 
+/*
+ * ROLE, after AUTH and SELECT, where the sentinels named the server: a
+ * sentinel's answer may be stale (a failover under way, a demoted master
+ * back as a replica), so the server must say it is the master. A user whose
+ * ACL denies ROLE goes on: a replica's READONLY says the same, later.
+ */
+static void
+on_role(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+	int i = *(const int *)priv;
+	static int said;
+	char why[400];
+
+	(void)ac;
+	if (reply == NULL)
+		return;
+	if (reply->type == REDIS_REPLY_ERROR && strstr(reply->str, "NOPERM")) {
+		if (!said++)
+			ac_log("rendezvous %s: ROLE is denied to this user; a "
+			    "replica is told by its READONLY", R.url.where);
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING ||
+	    strcmp(reply->element[0]->str, "master") != 0) {
+		snprintf(why, sizeof(why), "%s:%d is not the master (ROLE: %.40s); "
+		    "asking the sentinels again", R.url.host, R.url.port,
+		    reply->type == REDIS_REPLY_ERROR ? reply->str :
+		    reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+		    reply->element[0]->type == REDIS_REPLY_STRING ?
+		    reply->element[0]->str : "?");
+		went_down(why);
+		return;
+	}
+	R.setup_left[i]--;
+	maybe_up();
+}
+
 static redisAsyncContext *
 dial(int i)
 {
@@ -331,6 +398,10 @@ dial(int i)
 		R.setup_left[i]++;
 		redisAsyncCommand(ac, on_setup, (void *)p, "SELECT %d", R.url.db);
 	}
+	if (R.sentinel) {
+		R.setup_left[i]++;
+		redisAsyncCommand(ac, on_role, (void *)p, "ROLE");
+	}
 	return ac;
 }
 
@@ -338,9 +409,78 @@ static void
 connect_both(long now)
 {
 	R.dialed = now;
+	/* Behind Sentinel: the master's address first (found() dials). */
+	if (R.sentinel && !R.have_master) {
+		snprintf(R.url.where, sizeof(R.url.where), "%s", R.where0);
+		ac_rsent_ask();
+		return;
+	}
 	if ((R.ac[CMD] = dial(CMD)) != NULL)
 		R.ac[BLK] = dial(BLK);
 }
+
+/* The sentinels' answer: the master is HOST:PORT. */
+static void
+found(const char *host, int port)
+{
+	int same = strcmp(host, R.url.host) == 0 && port == R.url.port;
+
+	if (R.fatal || R.closing)
+		return;
+	if (R.ac[CMD] != NULL || R.ac[BLK] != NULL) {
+		/* A check after the subscription came back: a failover
+		 * missed meanwhile shows as another address. */
+		if (!same) {
+			char why[400];
+
+			snprintf(why, sizeof(why), "the sentinels name %s:%d as "
+			    "master '%s' now", host, port, R.url.master);
+			redial_now(why);
+		}
+		return;
+	}
+	if (!same && R.url.host[0] != '\0')
+		R.moved = 1;
+	snprintf(R.url.host, sizeof(R.url.host), "%s", host);
+	R.url.port = port;
+	snprintf(R.url.where, sizeof(R.url.where), "master '%s' at %s%s%s:%d",
+	    R.url.master, strchr(host, ':') ? "[" : "", host,
+	    strchr(host, ':') ? "]" : "", port);
+	R.have_master = 1;
+	R.retry_at = ac_now_ms();	/* dialled by the timer, outside hiredis */
+}
+
+/* No sentinel answered: down, asked again after a back-off. */
+static void
+not_found(const char *why)
+{
+	snprintf(R.url.where, sizeof(R.url.where), "%s", R.where0);
+	went_down(why);
+}
+
+/* +switch-master: a failover happened (or, HOST NULL, may have: ask). */
+static void
+switched(const char *host, int port)
+{
+	char why[400];
+
+	if (R.fatal || R.closing)
+		return;
+	if (host == NULL) {
+		if (!ac_rsent_asking() && R.ac[CMD] != NULL)
+			ac_rsent_ask();
+		return;
+	}
+	if (strcmp(host, R.url.host) == 0 && port == R.url.port &&
+	    R.ac[CMD] != NULL)
+		return;
+	snprintf(why, sizeof(why), "failover: the sentinels switched master "
+	    "'%s' to %s:%d", R.url.master, host, port);
+	redial_now(why);
+}
+
+static const struct ac_rsent_hooks sentinel_hooks = { found, not_found,
+    switched };
 
 void
 ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
@@ -349,7 +489,11 @@ ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
 	R.url = *u;
 	R.h = h;
 	R.started = 1;
+	R.sentinel = u->nsentinels > 0;
+	snprintf(R.where0, sizeof(R.where0), "%s", u->where);
 	srandom((unsigned int)(ac_now_ms() ^ (long)getpid()));
+	if (R.sentinel)
+		ac_rsent_start(&R.url, &sentinel_hooks);
 	connect_both(ac_now_ms());
 }
 
@@ -520,6 +664,9 @@ ac_rconn_fds(struct pollfd *pfd, int room)
 		pfd[n].revents = 0;
 		n++;
 	}
+	R.nown = n;
+	if (R.sentinel)
+		n += ac_rsent_fds(pfd + n, room - n);
 	return n;
 }
 
@@ -535,6 +682,10 @@ by_fd(int fd)
 void
 ac_rconn_events(const struct pollfd *pfd, int n)
 {
+	if (R.sentinel && n > R.nown)
+		ac_rsent_events(pfd + R.nown, n - R.nown);
+	if (n > R.nown)
+		n = R.nown;
 	for (int i = 0; i < n; i++) {
 		/* Look the context up again each time: a callback may have
 		 * ended it (hiredis frees it as it returns). */
@@ -550,8 +701,24 @@ ac_rconn_events(const struct pollfd *pfd, int n)
 	reset_now();
 }
 
+static long
+sooner(long a, long b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+static long conn_timer(long now);
+
 long
 ac_rconn_timer(long now)
+{
+	long t = R.sentinel && R.started && !R.fatal ? ac_rsent_timer(now) : -1;
+
+	return sooner(t, conn_timer(now));
+}
+
+static long
+conn_timer(long now)
 {
 	reset_now();
 	if (!R.started || R.fatal)
@@ -561,8 +728,12 @@ ac_rconn_timer(long now)
 			return R.retry_at - now;
 		connect_both(now);
 		reset_now();
-		if (R.ac[CMD] == NULL)
+		if (R.ac[CMD] == NULL) {
+			/* The sentinels are being asked: their answer wakes us. */
+			if (R.sentinel && ac_rsent_asking())
+				return -1;
 			return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
+		}
 	}
 	if (!R.up) {
 		long left = R.dialed + CONNECT_MS - now;
@@ -623,6 +794,8 @@ ac_rconn_stop(void)
 	R.fatal = 1;		/* no more dialling */
 	R.closing = 1;
 	reset_now();
+	if (R.sentinel)
+		ac_rsent_stop();
 	R.started = 0;
 }
 

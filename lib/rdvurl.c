@@ -1,7 +1,8 @@
-/* rdvurl.c: the rendezvous address: redis://[user:password@]host:port[/db] or unix:///path.
+/* rdvurl.c: the rendezvous address: redis://, redis-sentinel:// or unix:///path (rdvurl.h).
  * Errors name the part that is wrong but never echo the URL: it may hold a password. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "etcdurl.h"
@@ -44,13 +45,164 @@ ac_read_password_file(const char *var, const char *file, char *dst,
 	return 0;
 }
 
+/*
+ * "user:password" or "word" (P to AT) into U: "redis://WORD@host" names the
+ * password, unless the password comes from a file: then WORD is the user
+ * ("accelctl rendezvous start" prints redis://accelctl@host:port and the
+ * file's name).
+ */
+static int
+parse_auth(const char *p, const char *at, const char *password_file,
+    struct ac_rdv_url *u, char *err, size_t errlen)
+{
+	const char *c = memchr(p, ':', (size_t)(at - p));
+	int word_is_user = c == NULL && password_file != NULL &&
+	    *password_file != '\0';
+
+	if (word_is_user ? copy(u->user, sizeof(u->user), p, (size_t)(at - p)) :
+	    c == NULL ? copy(u->password, sizeof(u->password), p,
+	    (size_t)(at - p)) : (copy(u->user, sizeof(u->user), p,
+	    (size_t)(c - p)) | copy(u->password, sizeof(u->password), c + 1,
+	    (size_t)(at - c - 1)))) {
+		snprintf(err, errlen, "invalid rendezvous: user or password too long");
+		return -1;
+	}
+	return 0;
+}
+
+/* "host:port", "[v6]:port" or, with DEFPORT, "host" (P to END) into H. */
+static int
+parse_host(const char *p, const char *end, int defport, struct ac_rdv_host *h,
+    const char *form, char *err, size_t errlen)
+{
+	const char *colon, *why;
+	char port[16];
+	long v;
+
+	if (*p == '[') {	/* [IPv6]:port */
+		const char *close = memchr(p, ']', (size_t)(end - p));
+
+		if (close == NULL || close == p + 1 || (close[1] != ':' &&
+		    (close + 1 != end || defport == 0)) ||
+		    copy(h->host, sizeof(h->host), p + 1, (size_t)(close - p - 1))) {
+			snprintf(err, errlen, "invalid rendezvous: bad [IPv6]:port");
+			return -1;
+		}
+		colon = close + 1 == end ? NULL : close + 1;
+	} else {
+		colon = memchr(p, ':', (size_t)(end - p));
+		if ((colon == NULL && defport == 0) || colon == p || p == end ||
+		    copy(h->host, sizeof(h->host), p, (size_t)((colon != NULL ?
+		    colon : end) - p)) == -1) {
+			snprintf(err, errlen, "invalid rendezvous: expected %s", form);
+			return -1;
+		}
+	}
+	h->port = defport;
+	if (colon == NULL)
+		return 0;
+	if (copy(port, sizeof(port), colon + 1, (size_t)(end - colon - 1)) == -1 ||
+	    ac_parse_uint(port, 65535, &v, &why) == -1 || v == 0) {
+		snprintf(err, errlen, "invalid rendezvous: bad port");
+		return -1;
+	}
+	h->port = (int)v;
+	return 0;
+}
+
+static int
+parse_db(const char *s, struct ac_rdv_url *u, char *err, size_t errlen)
+{
+	const char *why;
+	long v;
+
+	if (ac_parse_uint(s, 1000000, &v, &why) == -1) {
+		snprintf(err, errlen, "invalid rendezvous: bad database number");
+		return -1;
+	}
+	u->db = (int)v;
+	return 0;
+}
+
+#define REDIS_FORM "redis://[user:password@]host:port[/db]"
+#define SENTINEL_FORM "redis-sentinel://[[user:]password@]host[:port]" \
+	"[,host[:port]...][/db]#master"
+
+/* redis-sentinel://...: the sentinels, the master's name, the database. */
+static int
+parse_sentinel(const char *url, const char *password_file,
+    struct ac_rdv_url *u, char *err, size_t errlen)
+{
+	const char *p = url + strlen("redis-sentinel://"), *hash, *end, *at, *h;
+	const char *spf = getenv("ACCELCTL_SENTINEL_PASSWORD_FILE");
+	size_t k;
+
+	if ((hash = strrchr(p, '#')) == NULL || hash[1] == '\0' ||
+	    copy(u->master, sizeof(u->master), hash + 1, strlen(hash + 1)) == -1 ||
+	    strcspn(u->master, " \t\r\n") != strlen(u->master)) {
+		snprintf(err, errlen, "invalid rendezvous: expected %s (the "
+		    "master's name after '#', at most %zu bytes, no spaces)",
+		    SENTINEL_FORM, sizeof(u->master) - 1);
+		return -1;
+	}
+	end = memchr(p, '/', (size_t)(hash - p));
+	if (end != NULL) {
+		char db[16];
+
+		if (end + 1 < hash && (copy(db, sizeof(db), end + 1,
+		    (size_t)(hash - end - 1)) == -1 || parse_db(db, u, err,
+		    errlen) == -1)) {
+			snprintf(err, errlen, "invalid rendezvous: bad database number");
+			return -1;
+		}
+	} else
+		end = hash;
+	at = NULL;
+	for (const char *q = p; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at != NULL) {
+		if (parse_auth(p, at, password_file, u, err, errlen) == -1)
+			return -1;
+		p = at + 1;
+	}
+	for (h = p; h <= end; p = h + 1) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+
+		h = comma != NULL ? comma : end;
+		if (u->nsentinels == AC_RDV_SENTINELS_MAX) {
+			snprintf(err, errlen, "invalid rendezvous: more than %d "
+			    "sentinels", AC_RDV_SENTINELS_MAX);
+			return -1;
+		}
+		if (parse_host(p, h, 26379, &u->sentinel[u->nsentinels],
+		    SENTINEL_FORM, err, errlen) == -1)
+			return -1;
+		u->nsentinels++;
+		if (comma == NULL)
+			break;
+	}
+	k = (size_t)snprintf(u->where, sizeof(u->where), "master '%s' (sentinels",
+	    u->master);
+	for (int i = 0; i < u->nsentinels && k < sizeof(u->where); i++)
+		k += (size_t)snprintf(u->where + k, sizeof(u->where) - k, "%s%s%s%s:%d",
+		    i ? "," : " ", strchr(u->sentinel[i].host, ':') ? "[" : "",
+		    u->sentinel[i].host, strchr(u->sentinel[i].host, ':') ? "]" : "",
+		    u->sentinel[i].port);
+	if (k < sizeof(u->where))
+		snprintf(u->where + k, sizeof(u->where) - k, ")");
+	if (spf != NULL && *spf != '\0' &&
+	    ac_read_password_file("ACCELCTL_SENTINEL_PASSWORD_FILE", spf,
+	    u->spassword, sizeof(u->spassword), err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
 int
 ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
     char *err, size_t errlen)
 {
-	const char *p, *at, *slash, *colon, *hostend;
-	long v;
-	const char *why;
+	const char *p, *at, *slash, *hostend;
 
 	memset(u, 0, sizeof(*u));
 	if (strncmp(url, "unix://", 7) == 0) {
@@ -61,70 +213,34 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 			return -1;
 		}
 		snprintf(u->where, sizeof(u->where), "%s", u->path);
+	} else if (strncmp(url, "redis-sentinel://", 17) == 0) {
+		if (parse_sentinel(url, password_file, u, err, errlen) == -1)
+			return -1;
 	} else if (strncmp(url, "redis://", 8) == 0) {
+		struct ac_rdv_host h;
+
 		p = url + 8;
 		slash = strchr(p, '/');
 		at = strrchr(p, '@');
 		if (at != NULL && slash != NULL && at > slash)
 			at = NULL;
 		if (at != NULL) {
-			const char *c = memchr(p, ':', (size_t)(at - p));
-			/*
-			 * "redis://WORD@host": WORD is the password, unless the
-			 * password comes from a file: then it is the user ("accelctl rendezvous start" prints
-			 * redis://accelctl@host:port and the file's name).
-			 */
-			int word_is_user = c == NULL && password_file != NULL &&
-			    *password_file != '\0';
-
-			if (word_is_user ? copy(u->user, sizeof(u->user), p,
-			    (size_t)(at - p)) : c == NULL ? copy(u->password,
-			    sizeof(u->password), p, (size_t)(at - p)) :
-			    (copy(u->user, sizeof(u->user), p,
-			    (size_t)(c - p)) | copy(u->password, sizeof(u->password),
-			    c + 1, (size_t)(at - c - 1)))) {
-				snprintf(err, errlen, "invalid rendezvous: user or "
-				    "password too long");
+			if (parse_auth(p, at, password_file, u, err, errlen) == -1)
 				return -1;
-			}
 			p = at + 1;
 		}
 		hostend = slash != NULL ? slash : p + strlen(p);
-		if (*p == '[') {	/* [IPv6]:port */
-			const char *close = memchr(p, ']', (size_t)(hostend - p));
-			if (close == NULL || close[1] != ':') {
-				snprintf(err, errlen, "invalid rendezvous: bad [IPv6]:port");
-				return -1;
-			}
-			copy(u->host, sizeof(u->host), p + 1, (size_t)(close - p - 1));
-			colon = close + 1;
-		} else {
-			colon = memchr(p, ':', (size_t)(hostend - p));
-			if (colon == NULL || colon == p ||
-			    copy(u->host, sizeof(u->host), p, (size_t)(colon - p)) == -1) {
-				snprintf(err, errlen, "invalid rendezvous: expected "
-				    "redis://[user:password@]host:port[/db]");
-				return -1;
-			}
-		}
-		char port[16];
-		if (copy(port, sizeof(port), colon + 1, (size_t)(hostend - colon - 1)) == -1 ||
-		    ac_parse_uint(port, 65535, &v, &why) == -1 || v == 0) {
-			snprintf(err, errlen, "invalid rendezvous: bad port");
+		if (parse_host(p, hostend, 0, &h, REDIS_FORM, err, errlen) == -1)
 			return -1;
-		}
-		u->port = (int)v;
-		if (slash != NULL && slash[1] != '\0') {
-			if (ac_parse_uint(slash + 1, 1000000, &v, &why) == -1) {
-				snprintf(err, errlen, "invalid rendezvous: bad database number");
-				return -1;
-			}
-			u->db = (int)v;
-		}
+		memcpy(u->host, h.host, sizeof(u->host));
+		u->port = h.port;
+		if (slash != NULL && slash[1] != '\0' &&
+		    parse_db(slash + 1, u, err, errlen) == -1)
+			return -1;
 		snprintf(u->where, sizeof(u->where), "%s:%d", u->host, u->port);
 	} else {
-		snprintf(err, errlen, "invalid rendezvous: expected "
-		    "redis://[user:password@]host:port[/db] or unix:///path");
+		snprintf(err, errlen, "invalid rendezvous: expected " REDIS_FORM
+		    ", " SENTINEL_FORM " or unix:///path");
 		return -1;
 	}
 	if (password_file != NULL && *password_file != '\0' &&
@@ -144,7 +260,8 @@ ac_rdv_scrub(char *arg)
 		return;
 	auth += 3;
 	/* An etcd URL has no path: its password may hold '/' (etcdurl.c). */
-	end = auth + (ac_etcd_scheme(arg) ? strlen(auth) : strcspn(auth, "/"));
+	end = auth + (ac_etcd_scheme(arg) ? strlen(auth) : strcspn(auth,
+	    strncmp(arg, "redis-sentinel:", 15) == 0 ? "/#" : "/"));
 	for (char *q = auth; q < end; q++)
 		if (*q == '@')
 			at = q;

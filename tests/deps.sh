@@ -14,7 +14,7 @@ set -eu
 
 build="cmake gcc make libc6-dev pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev"
 test="$build shunit2 valgrind mandoc man-db bash-completion zsh fish python3 procps iproute2 redis-server redis-tools
-	etcd-server etcd-client openssl openmpi-bin slurm-wlm munge python3-torch clang libclang-rt-14-dev
+	redis-sentinel etcd-server etcd-client openssl openmpi-bin slurm-wlm munge python3-torch clang libclang-rt-14-dev
 	mpich libpmix-dev dpkg-dev lintian"
 bench="$build hyperfine time python3 redis-server redis-tools etcd-server"
 

@@ -171,6 +171,54 @@ test_rdvurl(void)
 	unlink(file);
 }
 
+/* redis-sentinel:// (issue 20): the sentinels, their default port, the
+ * master's name, Redis' password; bad forms refused without the password. */
+static void
+test_sentinelurl(void)
+{
+	struct ac_rdv_url u;
+	char err[512], url[] = "redis-sentinel://u:s3cret@h1:5,[::1]:6#m";
+	static const char *const bad[] = {
+		"redis-sentinel://h1:5",		/* no master */
+		"redis-sentinel://h1:5#",		/* an empty one */
+		"redis-sentinel://h1:5#a b",		/* a space in it */
+		"redis-sentinel://#m",			/* no sentinel */
+		"redis-sentinel://h1,#m",		/* an empty one */
+		"redis-sentinel://h1:0#m",		/* port 0 */
+		"redis-sentinel://h1:x#m",		/* not a port */
+		"redis-sentinel://h1/x#m",		/* not a database */
+		"redis-sentinel://pw@[::1#m",		/* [IPv6 not closed */
+		"redis-sentinel://a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q#m",	/* 17 */
+	};
+
+	CHECK(ac_rdv_parse("redis-sentinel://a,b:7,c/3#mymaster", NULL, &u, err,
+	    sizeof(err)) == 0);
+	CHECK(u.nsentinels == 3 && u.db == 3);
+	CHECK_STR(u.sentinel[0].host, "a");
+	CHECK(u.sentinel[0].port == 26379 && u.sentinel[1].port == 7 &&
+	    u.sentinel[2].port == 26379);
+	CHECK_STR(u.master, "mymaster");
+	CHECK_STR(u.where, "master 'mymaster' (sentinels a:26379,b:7,c:26379)");
+	CHECK(ac_rdv_parse(url, NULL, &u, err, sizeof(err)) == 0);
+	CHECK_STR(u.user, "u");
+	CHECK_STR(u.password, "s3cret");
+	CHECK_STR(u.sentinel[1].host, "::1");
+	CHECK(u.sentinel[1].port == 6 && u.db == 0);
+	CHECK_STR(u.master, "m");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK(ac_rdv_parse(bad[i], NULL, &u, err, sizeof(err)) == -1);
+		CHECK(strncmp(err, "invalid rendezvous: ", 20) == 0);
+		CHECK(strstr(err, "pw") == NULL);
+	}
+	/* The password is hidden on the command line; the master's name stays. */
+	ac_rdv_scrub(url);
+	CHECK_STR(url, "redis-sentinel://u:******@h1:5,[::1]:6#m");
+	strcpy(url, "redis-sentinel://h1:5#m@x");
+	ac_rdv_scrub(url);
+	CHECK_STR(url, "redis-sentinel://h1:5#m@x");
+}
+
 static void
 test_etcdurl(void)
 {
@@ -296,6 +344,7 @@ main(void)
 	test_slurm();
 	test_args();
 	test_rdvurl();
+	test_sentinelurl();
 	test_etcdurl();
 	test_sha256();
 	test_fails();

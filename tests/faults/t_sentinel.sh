@@ -1,0 +1,228 @@
+# t_sentinel.sh: issue 20's Sentinel faults: a master, two replicas and three sentinels
+# on loopback (tests/sh/sentinel.sh), and ranks of 3 simulated nodes that loop over a
+# barrier, a broadcast and an `on-main --wait` while a failover is asked for, the master
+# is SIGKILLed, SIGSTOPped past down-after-milliseconds then continued, a sentinel is
+# killed; all sentinels unreachable; passwords. Each loop is checked as the fault
+# suites check theirs (every generation passed, none released before its last arrival,
+# one helper per node), and prints the time from the fault to the next barrier passed.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../sh/sentinel.sh"
+
+tearDown() { faults_teardown; ha_stop; }
+
+NODES=3 RANKS=2 GENS=24
+
+# A generation: the barrier, rank 0's broadcast of the generation's number
+# (every rank checks it), rank 0's --wait for a command of its own.
+PRELUDE="$PRELUDE"'
+hloop() {
+	local g v
+	for g in $(seq 0 $(($1 - 1))); do
+		[ "$g" = "$2" ] && [ "$ACCELCTL_NODE_RANK" = "$3" ] && waitfor "$4" 60
+		sleep 0.0$((RANDOM % 5))
+		bar loop --timeout 40s || exit
+		v=$(accelctl broadcast --timeout 40s val "value $g") || exit
+		[ "$v" = "value $g" ] || { echo "generation $g: broadcast gave [$v]" >&2; exit 90; }
+		accelctl on-main --wait --timeout 40s -- true || exit
+	done
+}
+'
+
+# next_pass DIR NAME: ms from fault NAME to the first barrier any rank passed after it.
+next_pass() {
+	local t; t=$(awk -v n="$2" '$1 == n { print $2; exit }' "$1/faults")
+	cat "$1"/g[0-9]* | awk -v t="$t" '$2 == "leave" && $3 > t { if (!m || $3 < m) m = $3 }
+		END { if (m) printf "%d\n", (m - t) / 1000000; else print "none" }'
+}
+
+# ha_loop FAULT...: the loop of NODES x RANKS over GENS generations through the
+# sentinels; at a third of it, while node NODES-1 is held back (the others'
+# arrivals are in Redis), each FAULT runs (a function; it notes itself with
+# `fault`), then the last node arrives. Checks the loop as the fault suites do.
+ha_loop() {
+	local d hold=$((GENS / 3)) f; d=$(scratch)/loop$RANDOM
+	RDV=$RDV_SENTINEL
+	job_start "$d" $NODES $RANKS "hloop $GENS $hold $((NODES - 1)) faulted"
+	if at_gen "$d" "$hold"; then
+		wait_node_posted "$d" $NODES $RANKS 0 loop "$hold" ||
+			echo "warning: node 0 not seen waiting at loop" >&2
+		for f in "$@"; do "$f" "$d" || fail "$f did not happen"; done
+	else
+		fail "the loop did not reach generation $hold (stderr: $(errs "$d" | head -5))"
+	fi
+	touch "$d/faulted"
+	job_wait
+	assertAllRc 0 "$d" $((NODES * RANKS)) "$*"
+	assertEquals "every rank entered and passed every generation" $((NODES * RANKS * GENS * 2)) \
+		"$(cat "$d"/g[0-9]* | wc -l)"
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" $NODES
+	# After the fault, each generation passes at the loop's pace: a helper
+	# that lost the run's stream (its cursor past the new master's entries)
+	# passes only when its periodic look finds the result, 3.5 s a barrier.
+	local med; med=$(tail -n $((GENS / 3)) "$d/t0" | awk '{ print $3 }' | sort -n |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
+	assertTrue "the last $((GENS / 3)) barriers' median is under 1 s: ${med} ms" "[ ${med:-99999} -lt 1000 ]"
+	LOOP_DIR=$d
+}
+
+# The faults. Each notes its time; FAILED_OVER is the master's port before it.
+failover() {
+	FAILED_OVER=$(ha_master)
+	fault "$1" failover
+	ha_cli s1 sentinel failover "$SENTINEL_MASTER" | grep -q OK || return 1
+	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null
+}
+kill_master() {
+	FAILED_OVER=$(ha_master)
+	fault "$1" kill
+	kill -9 "$(ha_pid "$(ha_name "$FAILED_OVER")")" || return 1
+	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null
+}
+stop_master() {
+	FAILED_OVER=$(ha_master)
+	STOPPED=$(ha_name "$FAILED_OVER")
+	fault "$1" stop
+	kill -STOP "$(ha_pid "$STOPPED")" || return 1
+	# Past down-after-milliseconds: the sentinels promote a replica.
+	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null || return 1
+	kill -CONT "$(ha_pid "$STOPPED")"
+	fault "$1" continued
+}
+kill_sentinel() {
+	fault "$1" sentinel
+	kill -9 "$(ha_pid s0)"
+}
+
+# A failover that loses what the helpers read: replication is asynchronous, so
+# a promoted replica may lack stream entries a helper has read, and name its
+# new ones below the helper's cursor. Made here, with the loop held: an entry
+# far in the future (an id no clock reaches for years) is added on the master
+# and read by every helper (MONITOR shows their XREADs from it); the replicas,
+# made writable, drop the stream locally; the master is SIGKILLed. A helper
+# that went on reading from its cursor missed every result from then on.
+lose_stream() {
+	local key ids i=0
+	FAILED_OVER=$(ha_master)
+	key=$(ha_cli "$(ha_name "$FAILED_OVER")" --scan --pattern "accelctl:{$JOB}:r*:ev" | head -1)
+	[ -n "$key" ] || return 1
+	timeout 30 redis-cli -h 127.0.0.1 -p "$FAILED_OVER" monitor >"$1/monitor" 2>&1 &
+	until grep -q '"monitor"\|^OK' "$1/monitor" 2>/dev/null; do
+		[ $i -lt 200 ] || return 1
+		sleep 0.05; i=$((i + 1))
+	done
+	ha_cli "$(ha_name "$FAILED_OVER")" xadd "$key" 9999999999999-0 e future >/dev/null || return 1
+	i=0
+	until [ "$(grep -c '"XREAD".*"9999999999999-0"' "$1/monitor")" -ge $NODES ]; do
+		[ $i -lt 200 ] || { echo "the helpers did not read the entry" >&2; return 1; }
+		sleep 0.05; i=$((i + 1))
+	done
+	kill %% 2>/dev/null
+	for r in r0 r1 r2; do
+		[ "$(ha_port "$r")" = "$FAILED_OVER" ] && continue
+		ha_cli "$r" config set replica-read-only no >/dev/null
+		ha_cli "$r" del "$key" >/dev/null
+	done
+	fault "$1" kill
+	kill -9 "$(ha_pid "$(ha_name "$FAILED_OVER")")" || return 1
+	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null
+}
+
+report() { echo "# sentinel: $1: the next barrier passed $(next_pass "$LOOP_DIR" "$2") ms after the fault" >&2; }
+
+testFailoverMidLoop() {
+	ha_start || return
+	ha_loop failover
+	assertMidLoop "$LOOP_DIR" $GENS failover
+	report "SENTINEL FAILOVER" failover
+}
+
+testMasterKilledMidLoop() {
+	ha_start || return
+	ha_loop kill_master
+	assertMidLoop "$LOOP_DIR" $GENS kill
+	report "master SIGKILLed" kill
+}
+
+# The stalled master comes back as a replica of the promoted one.
+testMasterStoppedPastDownAfterThenContinued() {
+	ha_start || return
+	ha_loop stop_master
+	assertMidLoop "$LOOP_DIR" $GENS stop continued
+	report "master SIGSTOPped past down-after-milliseconds" stop
+	local i=0
+	until [ "$(ha_cli "$STOPPED" --raw role 2>/dev/null | head -1)" = slave ]; do
+		[ $i -lt 400 ] || { fail "the continued master did not become a replica"; break; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+testFailoverLosesStreamEntries() {
+	ha_start || return
+	ha_loop lose_stream
+	assertMidLoop "$LOOP_DIR" $GENS kill
+	report "master SIGKILLed, its stream's newest entry lost" kill
+}
+
+# The sentinel the helpers listen to first is killed, then another one is asked
+# for a failover: the helpers follow it through the sentinels left.
+testSentinelKilledThenFailover() {
+	ha_start || return
+	ha_loop kill_sentinel failover
+	assertMidLoop "$LOOP_DIR" $GENS sentinel failover
+	report "sentinel s0 SIGKILLed, then SENTINEL FAILOVER" failover
+}
+
+# No sentinel answers: every rank exits 125 at its deadline, naming each sentinel.
+testAllSentinelsUnreachable() {
+	local d p1 p2; d=$(scratch)/none
+	p1=$(free_port) p2=$(free_port)
+	RDV="redis-sentinel://127.0.0.1:$p1,127.0.0.1:$p2#$SENTINEL_MASTER"
+	job_run "$d" 2 1 'accelctl barrier --timeout 3s b'
+	assertAllRc 125 "$d" 2 "no sentinel answers"
+	assertTrue "the message names both sentinels: $(cat "$d/err.0")" \
+		"grep -q '127.0.0.1:$p1: ' '$d/err.0' && grep -q '127.0.0.1:$p2: ' '$d/err.0'"
+	assertTrue "the message names the master: $(cat "$d/err.0")" "grep -q \"master '$SENTINEL_MASTER'\" '$d/err.0'"
+	local ms; ms=$(cut -d' ' -f2 "$d/rc.0")
+	assertTrue "at the deadline, not long after ($ms ms)" "[ $ms -lt 10000 ]"
+}
+
+# Sentinels that do not know the master's name say so; the job exits 125.
+testUnknownMaster() {
+	local d; d=$(scratch)/unknown
+	ha_start || return
+	RDV="${RDV_SENTINEL%#*}#nosuchmaster"
+	job_run "$d" 2 1 'accelctl barrier --timeout 3s b'
+	assertAllRc 125 "$d" 2 "an unknown master"
+	assertTrue "the message says so: $(cat "$d/err.0")" \
+		"grep -q \"does not know master 'nosuchmaster'\" '$d/err.0'"
+}
+
+# Passwords: the sentinels' (ACCELCTL_SENTINEL_PASSWORD_FILE) and Redis'
+# (ACCELCTL_REDIS_PASSWORD_FILE); a wrong one is named; neither is printed or logged.
+testPasswords() {
+	local d; d=$(scratch)/pw
+	HA_REDIS_ARGS="--requirepass redis-secret-43 --masterauth redis-secret-43" \
+	HA_SENTINEL_CONF="requirepass sentinel-secret-42
+sentinel sentinel-pass sentinel-secret-42
+sentinel auth-pass $SENTINEL_MASTER redis-secret-43" \
+	HA_AUTH_R=redis-secret-43 HA_AUTH_S=sentinel-secret-42 ha_start || return
+	echo "sentinel-secret-42" >"$(scratch)/spw"
+	echo "redis-secret-43" >"$(scratch)/rpw"
+	echo "wrong" >"$(scratch)/wrong"
+	RDV=$RDV_SENTINEL JOB_ENV="ACCELCTL_SENTINEL_PASSWORD_FILE=$(scratch)/spw ACCELCTL_REDIS_PASSWORD_FILE=$(scratch)/rpw" \
+		job_run "$d/ok" 2 2 'accelctl barrier --timeout 20s a && accelctl barrier --timeout 20s b'
+	assertAllRc 0 "$d/ok" 4 "both passwords given"
+	RDV=$RDV_SENTINEL JOB_ENV="ACCELCTL_SENTINEL_PASSWORD_FILE=$(scratch)/wrong ACCELCTL_REDIS_PASSWORD_FILE=$(scratch)/rpw" \
+		job_run "$d/bad" 2 1 'accelctl barrier --timeout 3s a'
+	assertAllRc 125 "$d/bad" 2 "a wrong sentinel password"
+	assertTrue "the sentinels' refusal is named: $(cat "$d/bad/err.0")" "grep -q WRONGPASS '$d/bad/err.0'"
+	RDV=$RDV_SENTINEL JOB_ENV="ACCELCTL_SENTINEL_PASSWORD_FILE=$(scratch)/spw ACCELCTL_REDIS_PASSWORD_FILE=$(scratch)/wrong" \
+		job_run "$d/badr" 2 1 'accelctl barrier --timeout 3s a'
+	assertAllRc 125 "$d/badr" 2 "a wrong Redis password"
+	assertTrue "Redis' refusal is named: $(cat "$d/badr/err.0")" "grep -q 'authentication failed' '$d/badr/err.0'"
+	assertNoPassword "$d" sentinel-secret-42
+	assertNoPassword "$d" redis-secret-43
+}
+
+load_shunit2
