@@ -112,7 +112,10 @@ const struct ac_cmd cmd_status = {
 	    "collectives this node's helper released, oldest first: when, kind, "
 	    "name, generation, the rank that arrived last (and its node), the "
 	    "spread from the first to the last arrival on this node, how long "
-	    "this node then waited for the other nodes, the rank-seconds its "
+	    "this node then waited for the other nodes (WAITED), the spread "
+	    "across the job from the first node's post to the last's (ACROSS, "
+	    "the same on every node, from each node's own clock), the "
+	    "rank-seconds its "
 	    "ranks spent waiting (what the collective cost here), the source's "
 	    "CMD time, and the status; with --json the same as one JSON object "
 	    "with each rank's arrival and wait.",

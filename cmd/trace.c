@@ -37,10 +37,12 @@ const struct ac_cmd cmd_trace = {
 	    "rank, a slice per wait and per source's CMD, on the node's own "
 	    "clock. 'merge DIR' writes one file for the job (DIR/accelctl.JOB.json, "
 	    "or --output FILE) that ui.perfetto.dev and chrome://tracing open, "
-	    "with the nodes' clocks aligned by the releases they share (the "
+	    "with the nodes' clocks aligned by the barriers they share (the "
 	    "offsets used are printed), and with --svg FILE a timeline of the "
 	    "same events, one row per rank. Exit 1 when DIR holds no trace, or "
-	    "the traces of more than one job without --job.",
+	    "the traces of more than one job without --job; 2 when an output is "
+	    "there and is not a regular file (a link, a FIFO, a device: left as "
+	    "it is); 125 when an output cannot be written.",
 	.opts = trace_opts,
 	.minpos = 1,
 	.maxpos = 2,

@@ -81,8 +81,9 @@ struct ac_job {
 	/* The journal replays: arrivals and releases are not live, and their
 	 * times are not those of the record (history.c). */
 	int		  replaying;
-	/* The last live release of a collective across nodes (µs), 0: none
-	 * since this helper started (history.c: ac_history_since). */
+	/* The last live release of a barrier across nodes (µs), a moment every
+	 * node shares; 0: none since this helper started (history.c:
+	 * ac_history_since). */
 	int64_t		  last_release;
 	size_t		  journal_size;
 	size_t		  journal_compacted;	/* its size after the last compaction */

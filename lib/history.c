@@ -134,9 +134,14 @@ slot(void)
 void
 ac_history_released(struct ac_job *j, const struct ac_coll *c)
 {
-	/* A node-scoped one is this node's alone; one replayed or lost is
-	 * not a moment every node shared. */
-	if (c->scope != AC_SCOPE_JOB || !ac_coll_cross(j, c))
+	/* Only a barrier's release is a moment every node shares: a node
+	 * that reaches a broadcast, --wait or main-first after its source
+	 * finished is released at its own arrival, and counting from that
+	 * made a late node's interval as short as the others' (review of
+	 * issue 22). A node-scoped one is this node's alone; one replayed
+	 * or lost is not a moment every node shared either. */
+	if (c->op != AC_OP_BARRIER || c->scope != AC_SCOPE_JOB ||
+	    !ac_coll_cross(j, c))
 		return;
 	j->last_release = c->t.replayed || c->src == AC_SRC_LOST ? 0 :
 	    c->t.released;

@@ -46,14 +46,17 @@ void ac_history_add(const struct ac_job *j, const struct ac_coll *c);
 int64_t ac_history_last_rank(const struct ac_job *j, const struct ac_coll *c);
 /*
  * What this node says of itself when it posts C across nodes: the
- * milliseconds from its release of the job's previous collective to this
- * post, on its own clock. Every node saw that release at about the same
- * moment, so these intervals order the nodes' posts, and their differences
- * are the nodes' waits, with no clock compared between hosts. -1 when not
- * known (the job's first collective, a replaced helper, a node's own).
+ * milliseconds from its release of the job's previous barrier across nodes
+ * to this post, on its own clock. Every node saw that release at about the
+ * same moment (a broadcast's, --wait's or main-first's is not: a node that
+ * comes after the source finished is released at its own arrival), so these
+ * intervals order the nodes' posts, and their differences are the nodes'
+ * waits, with no clock compared between hosts. -1 when not known (no such
+ * barrier yet, a replaced helper, a node's own collective).
  */
 int64_t ac_history_since(const struct ac_job *j, const struct ac_coll *c);
-/* C was released live: the start of the next collective's interval. */
+/* C was released live: when it is a barrier across nodes, the start of the
+ * next collective's interval. */
 void ac_history_released(struct ac_job *j, const struct ac_coll *c);
 /* Free the ring (the helper exits; tests). */
 void ac_history_free(void);

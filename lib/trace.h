@@ -26,7 +26,8 @@ void ac_trace_close(void);
  * there) into OUT (NULL: DIR/accelctl.JOB.json), the nodes' clocks aligned by
  * the releases they share; SVG, unless NULL, gets a timeline of the same
  * events, one row per rank. The offsets used are printed on stderr. Returns
- * an exit code (0, or 1 with a message when nothing could be merged).
+ * an exit code: 0; 1 with a message when nothing could be merged; 2 for an
+ * output that is not a regular file; 125 when writing failed.
  */
 int ac_trace_merge(const char *dir, const char *job, const char *out,
     const char *svg);

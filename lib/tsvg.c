@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kind.h"
 #include "tmerge.h"
 
 #define LEFT	150	/* px for the row labels */
@@ -30,6 +31,37 @@ colour(const struct ac_tev *e)
 	case 'm': return "#e45756";	/* main-first */
 	default: return "#b279a2";	/* check */
 	}
+}
+
+/*
+ * S as XML text: a key comes from a node file anyone in the trace directory
+ * could have written ('<script>' in one landed in the SVG as an element).
+ * The merge takes only UTF-8 lines, so what is left is XML's five
+ * characters, and a character XML 1.0 has no place for (a control byte,
+ * U+FFFE, U+FFFF), written as '?'.
+ */
+static void
+xml_put(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p == '&')
+			fputs("&amp;", f);
+		else if (*p == '<')
+			fputs("&lt;", f);
+		else if (*p == '>')
+			fputs("&gt;", f);
+		else if (*p == '"')
+			fputs("&quot;", f);
+		else if (*p == '\'')
+			fputs("&apos;", f);
+		else if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
+			putc('?', f);
+		else if (*p == 0xef && p[1] == 0xbf && (p[2] == 0xbe ||
+		    p[2] == 0xbf)) {
+			putc('?', f);
+			p += 2;
+		} else
+			putc(*p, f);
 }
 
 /* A round tick step (1, 2 or 5 times a power of ten us) for SPAN us. */
@@ -80,9 +112,11 @@ ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 	    "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n"
 	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-	    "<text x=\"4\" y=\"16\" font-size=\"13\">accelctl trace of job %s: "
-	    "waits by rank (barrier blue, broadcast green, --wait orange, "
-	    "main-first red, CMD grey)</text>\n", LEFT + WIDTH + 20, height, job);
+	    "<text x=\"4\" y=\"16\" font-size=\"13\">accelctl trace of job ",
+	    LEFT + WIDTH + 20, height);
+	xml_put(f, job);
+	fprintf(f, ": waits by rank (barrier blue, broadcast green, --wait "
+	    "orange, main-first red, CMD grey)</text>\n");
 	step = tick_step(end);
 	for (int64_t t = 0; t <= end; t += step) {
 		char lab[32];
@@ -127,14 +161,21 @@ ac_tsvg_write(FILE *f, const struct ac_tev *ev, size_t n, const char *job)
 		/* A pixel's gap between bars wide enough: one wait after
 		 * another on a rank must not look like one long one. */
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-		    "fill=\"%s\"><title>%s%s generation %lld: %.3f ms</title></rect>\n",
-		    x, y + 2, w < 0.5 ? 0.5 : w > 3 ? w - 1 : w, ROW - 4, colour(e),
-		    e->cmd ? "CMD of " : "", e->key, e->gen, (double)e->dur / 1e3);
-		/* Its name inside, where it fits (about 6 px a character). */
-		if (w > 6.0 * (double)(strlen(e->key) + 4))
+		    "fill=\"%s\"><title>%s", x, y + 2, w < 0.5 ? 0.5 : w > 3 ?
+		    w - 1 : w, ROW - 4, colour(e), e->cmd ? "CMD of " : "");
+		xml_put(f, e->key);
+		fprintf(f, " generation %lld: %.3f ms</title></rect>\n", e->gen,
+		    (double)e->dur / 1e3);
+		/* Its name inside, where it fits (about 6 px a character):
+		 * the key's part after its kind, "" for a key without one (a
+		 * key of one character ended before "b:"). */
+		if (w > 6.0 * (double)(strlen(e->key) + 4)) {
 			fprintf(f, "<text x=\"%.2f\" y=\"%d\" fill=\"white\" "
-			    "font-size=\"10\">%s%s %lld</text>\n", x + 3, y + ROW - 5,
-			    e->cmd ? "CMD " : "", e->key + 2, e->gen);
+			    "font-size=\"10\">%s", x + 3, y + ROW - 5, e->cmd ?
+			    "CMD " : "");
+			xml_put(f, ac_kind_label(e->key));
+			fprintf(f, " %lld</text>\n", e->gen);
+		}
 	}
 	if (hidden > 0)
 		fprintf(f, "<text x=\"4\" y=\"%d\" fill=\"#555\">%zu waits too "

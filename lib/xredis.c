@@ -192,7 +192,7 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  *
  * The arrivals are one string of u32s: a count, then a slot per node (the
  * BITFIELD offset #(node + 1)): 0 not arrived, 1 arrived, 2 + D arrived D ms
- * after its release of the job's previous collective (ac_history_since: the
+ * after its release of the job's previous cross-node barrier (ac_history_since: the
  * node's own interval, a few bytes more in the fast path than a bit's "1").
  * The last arrival turns the slots into the spread of the posts, the node
  * that posted first and the sum of the nodes' waits ("R status node rank

@@ -1,9 +1,12 @@
 # t_history.sh: "status --history" names who everyone waited for (issue 22): the slow rank
 # as last, its lateness within 10% of what the ranks' own clocks say, the CMD of a --wait,
 # the rank-seconds as the sum of the waits, the count, the JSON, bad input, and the line
-# a wait of over a minute ends with. Transport-independent: etcd.history runs it across
-# nodes (tests/etcd/suite.sh), where the last rank is on another node than rank 0.
+# a wait of over a minute ends with, and the spread across 4 nodes counted from barriers
+# only. Transport-independent: etcd.history runs it across nodes (tests/etcd/suite.sh),
+# where the last rank is on another node than rank 0; run alone, the 4-node test starts
+# a Redis of its own.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
 
 NN=${ACCELCTL_TEST_NNODES:-1}
 
@@ -108,6 +111,45 @@ print((t[3] - max(t[r] for r in range(4) if r // per != mine)) // 1000)' "$d" "$
 	done
 	# The first collective of a helper has no previous release: '?'.
 	assertContains "start's ACROSS: $(cat "$d/h.0.txt")" "$(tr -s ' ' <"$d/h.0.txt")" " ? "
+}
+
+# A broadcast (a --wait, a main-first) releases a node that comes after its
+# source finished at that node's own arrival: not a moment the nodes share.
+# Node 2 comes 3 s late to one; then every node goes on to 'data-ready',
+# whose ACROSS counts from the last barrier's release ('warm'): node 2's 3 s,
+# and node 2 not the first. Counted from each node's release of the
+# broadcast, ACROSS was ~10 ms and node 2 could be named first. On 4 nodes
+# always: over the suite's rendezvous (etcd.history), else a private Redis.
+testAcrossCountsFromBarriersOnly() {
+	[ "${ACCELCTL_TEST_TRANSPORT:-}" != nccl ] || { echo "NCCL carries no spread: left out" >&2; return; }
+	local d rdv=(); d=$(scratch)/shared; mkdir -p "$d"
+	if [ -z "${ACCELCTL_TEST_RENDEZVOUS:-}" ]; then
+		command -v redis-server >/dev/null || { echo "redis-server not installed: left out" >&2; return; }
+		redis_start
+		rdv=("ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK")
+	fi
+	RUN_LIMIT=60 run "${rdv[@]}" -- launch --nnodes 4 -n 1 --tag -- bash -c '
+		accelctl barrier up
+		accelctl barrier warm
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 3
+		date +%s%N >'"$d"'/t.$ACCELCTL_NODE_RANK
+		accelctl broadcast cfg v >/dev/null
+		accelctl barrier data-ready
+		accelctl status --history 0 --json >'"$d"'/h.$ACCELCTL_NODE_RANK.json
+		accelctl barrier done'
+	[ ${#rdv[@]} = 0 ] || redis_stop
+	assertRc 0 "4 nodes, node 2 late to a broadcast"
+	# Node 2's lateness by the nodes' own clocks (one host here).
+	local n late c='[c for c in h["collectives"] if c["name"] == "data-ready"][0]'
+	late=$(python3 -c 'import sys; t = [int(open("%s/t.%d" % (sys.argv[1], n)).read()) for n in range(4)]
+print((t[2] - max(t[0], t[1], t[3])) // 1000)' "$d")
+	for n in 0 1 2 3; do
+		assertEquals "node $n: data-ready's spread across ~${late}us: $(cat "$d/h.$n.json")" "True" \
+			"$(json "$d/h.$n.json" "abs($c['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+		assertEquals "node $n: the first is not node 2" "True" "$(json "$d/h.$n.json" "$c['first_node'] in (0, 1, 3)")"
+		assertEquals "node $n: node-seconds" "True" \
+			"$(json "$d/h.$n.json" "abs($c['node_seconds_waited'] - 3 * $c['spread_across_s']) <= 0.1 * $c['spread_across_s']")"
+	done
 }
 
 # --wait: the source's CMD time on its node; the others waited about as long.

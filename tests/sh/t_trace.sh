@@ -2,9 +2,11 @@
 # over Redis whose clocks are made seconds apart (a test hook) write their traces; the merge
 # passes a check of the trace event format (tests/sh/trace_check.py), finds each node's
 # offset within 5 ms (so it places the releases as close as they were), prints the
-# offsets it used, names the same slow node as "status --history", prints the job's
-# costliest collectives, and its SVG has a row per rank. Bad input, a torn line and a
-# directory of two jobs get a clear message.
+# offsets it used (by the barriers only: a broadcast's release is not shared), names the
+# same slow node as "status --history", prints the job's costliest collectives, and its
+# SVG has a row per rank. Bad input, a torn line, garbage in a line, a directory of two
+# jobs, an output that is not a regular file and a write error get a clear message (and
+# their exit codes); keys of markup are escaped in the SVG.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/redis.sh"
 
@@ -132,6 +134,33 @@ testNodeOwnCollectivesNotShared() {
 	assertContains "each node's own, apart: $err" "$err" "generation 2 on node 2: "
 }
 
+# A broadcast releases a node that comes after its source at its own arrival:
+# not a moment the nodes share. Node 1 comes 2 s late to three broadcasts
+# between two barriers (two ranks a node: node 0 has one that waits for the
+# source); aligned by every release, the broadcasts outnumbered the barriers
+# and moved node 1 by 2 s. By the barriers: within 5 ms.
+testAlignedByBarriersOnly() {
+	local d; d=$(scratch)/bcast; mkdir -p "$d/t"
+	RUN_LIMIT=60 run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" ACCELCTL_TRACE_DIR="$d/t" \
+		ACCELCTL_TEST_TRACE_SKEW_US=2500000 -- launch --nnodes 2 -n 2 -- bash -c '
+		accelctl barrier up
+		for i in 1 2 3; do
+			[ $ACCELCTL_NODE_RANK = 1 ] && sleep 2
+			accelctl broadcast cfg$i v >/dev/null
+		done
+		accelctl barrier done'
+	assertRc 0 "the job"
+	run -- trace merge --output "$d/job.json" "$d/t"
+	assertRc 0 "merge"
+	local off
+	off=$(printf '%s\n' "$err" | sed -n "s/^accelctl: trace: node 1: \([-+][0-9.]*\) ms.*/\1/p")
+	assertTrue "node 1's offset ($off ms) is -2500 ms within 5 ms: $err" \
+		"awk 'BEGIN { d = ${off:-0} + 2500; exit !(d < 5 && d > -5) }'"
+	assertContains "by the barriers" "$err" "(the median of 2 barrier releases shared with node 0;"
+	local check; check=$($CHECK --releases 10 "$d/job.json")
+	assertEquals "the barriers' releases together: $check" 0 $?
+}
+
 # A link planted at a node file's name is not followed (the helper's trace
 # would have been appended to its target), nor at the merge's temporary file.
 testLinksNotFollowed() {
@@ -163,6 +192,99 @@ testOutputsRefused() {
 	assertRc 2 "the same file twice"
 	assertContains "$err" "--output and --svg are the same file"
 	assertTrue "the node file intact" "$CHECK '$f' >/dev/null 2>&1 || [ -s '$f' ]"
+}
+
+# fake_node DIR NODE KEY...: node NODE's file of job "fk" as trace.c writes it: its
+# name, then a slice of rank NODE per KEY, 1 ms each, 1 ms apart (a line of its own
+# per KEY starting with "{" is written as it is).
+fake_node() {
+	local dir=$1 node=$2 ts=1000 key; shift 2
+	{
+		printf '[\n{"ph":"M","pid":%d,"tid":0,"ts":0,"name":"process_name","args":{"name":"node %d (h)"}},\n' "$node" "$node"
+		for key in "$@"; do
+			case $key in
+			"{"*) printf '%s,\n' "$key" ;;
+			*) printf '{"ph":"X","pid":%d,"tid":%d,"ts":%d,"dur":1000,"name":"barrier x","cat":"barrier","args":{"key":"%s","gen":0,"status":0,"wall_ms":1700000000000,"last":"?"}},\n' \
+				"$node" "$node" "$ts" "$key" ;;
+			esac
+			ts=$((ts + 2000))
+		done
+	} >"$dir/accelctl.fk.node-$node.json"
+}
+
+# An output that is there and is not a regular file is refused (exit 2): the
+# rename replaced whatever was at the name (as root, --output /dev/null made
+# /dev/null a regular file), and a link itself, not the file it named.
+testOutputNotAFileRefused() {
+	local d; d=$(scratch)/notfile; mkdir -p "$d/t"
+	fake_node "$d/t" 0 b:a b:z
+	fake_node "$d/t" 1 b:a b:z
+	echo keep >"$d/victim"
+	ln -s "$d/victim" "$d/link"
+	run -- trace merge --output "$d/link" "$d/t"
+	assertRc 2 "--output onto a link"
+	assertContains "$err" "accelctl: trace: '$d/link': a symbolic link: not an output"
+	assertTrue "still the link" "[ -L '$d/link' ]"
+	assertEquals "its file untouched" keep "$(cat "$d/victim")"
+	mkfifo "$d/fifo"
+	run -- trace merge --output "$d/o.json" --svg "$d/fifo" "$d/t"
+	assertRc 2 "--svg onto a FIFO"
+	assertContains "$err" "'$d/fifo': not a regular file: not an output"
+	assertTrue "still a FIFO" "[ -p '$d/fifo' ]"
+	assertFalse "nothing written before the refusal" "[ -e '$d/o.json' ]"
+	assertEquals "no temporary left" "" "$(ls "$d" | grep tmp)"
+	run -- trace merge --output "$d/o.json" "$d/t"
+	assertRc 0 "a new name"
+	run -- trace merge --output "$d/o.json" "$d/t"
+	assertRc 0 "a regular file, replaced"
+}
+
+# A write error exits 125 (README's table: accelctl itself failed), and a
+# node file missing among the others (nodes 0 and 2, not 1) is said.
+testWriteErrorAndMissingNode() {
+	local d; d=$(scratch)/werr; mkdir -p "$d/t"
+	fake_node "$d/t" 0 b:a b:z
+	fake_node "$d/t" 2 b:a b:z
+	run -- trace merge --output "$d/no/such/dir.json" "$d/t"
+	assertRc 125 "a write error"
+	assertContains "$err" "$d/no/such/dir.json.tmp"
+	run -- trace merge --output "$d/o.json" "$d/t"
+	assertRc 0 "two nodes of three"
+	assertContains "$err" "accelctl: trace: 2 nodes (no trace of node 1), 6 events: $d/o.json"
+}
+
+# A node file's line is copied into the merge only when it is one whole JSON
+# value: garbage in its middle (after the key and generation that the merge
+# reads) made the merged file invalid JSON.
+testGarbageLineSkipped() {
+	local d; d=$(scratch)/garbage; mkdir -p "$d/t"
+	fake_node "$d/t" 0 b:a \
+		'{"ph":"X","pid":0,"tid":0,"ts":2500,"dur":100,"name":"barrier g","cat":"barrier","args":{"key":"b:g","gen":0,]]garbage[[,"status":0}}' b:z
+	fake_node "$d/t" 1 b:a b:z
+	run -- trace merge --output "$d/o.json" "$d/t"
+	assertRc 0 "merge"
+	$CHECK "$d/o.json" >/dev/null
+	assertEquals "the merge is valid: $($CHECK "$d/o.json")" 0 $?
+	assertNotContains "the line left out" "$(cat "$d/o.json")" "garbage"
+}
+
+# The SVG is XML whatever the keys: a key of one character (the label after
+# "b:" was read past its block) and one of markup, escaped (it was written as
+# it was: a <script> element in the picture).
+testSvgTextEscaped() {
+	local d; d=$(scratch)/svg; mkdir -p "$d/t"
+	fake_node "$d/t" 0 b 'b:<script>alert(1)</script>&' b:z
+	fake_node "$d/t" 1 b 'b:<script>alert(1)</script>&' b:z
+	local vg=()
+	command -v valgrind >/dev/null && [ -z "${ACCELCTL_SANITIZED:-}" ] &&
+		vg=(valgrind -q --error-exitcode=99)
+	"${vg[@]}" "$ACCELCTL" trace merge --output "$d/o.json" --svg "$d/o.svg" "$d/t" 2>"$d/err"
+	assertEquals "merge, read within its blocks: $(cat "$d/err")" 0 $?
+	assertEquals "XML, no script element, the key as text" "False True" "$(python3 -c '
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+print(any(e.tag.endswith("script") for e in r.iter()),
+      any((t.text or "").startswith("b:<script>alert(1)</script>&") for t in r.iter("{http://www.w3.org/2000/svg}title")))' "$d/o.svg" 2>&1)"
 }
 
 testBadInput() {
