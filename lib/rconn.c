@@ -42,6 +42,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "rcluster.h"
 #include "rconn.h"
 #include "rsentinel.h"
 
@@ -91,6 +92,14 @@ static struct {
 	int			 moved;		/* a server other than the last */
 	char			 where0[600];	/* the URL's own where */
 	int			 nown;		/* fds before the sentinels' */
+	/* Redis Cluster (rcluster.c), and any TCP server, which may be a
+	 * cluster's node: MOVED is followed; after a failure the seeds (the
+	 * URL's hosts) are dialled in turn, and redirect to the job's slot. */
+	int			 nseeds;
+	int			 seedi;		/* the seed to dial next */
+	struct ac_rdv_host	 seed0;		/* redis://'s one seed */
+	int			 following;	/* dial follow next (MOVED) */
+	struct ac_rdv_host	 follow;
 } R;
 
 static const int index_of[2] = { CMD, BLK };
@@ -153,11 +162,40 @@ log_reason(const char *text, int final)
 	ac_log("rendezvous %s", text);
 }
 
+static void go_fatal(const char *what, const char *why);
+
+static const struct ac_rdv_host *
+seed(int i)
+{
+	return R.url.cluster ? &R.url.hosts[i] : &R.seed0;
+}
+
+/* The server dialled next: where MOVED said, else the next seed. */
+static void
+next_target(void)
+{
+	const struct ac_rdv_host *t = R.following ? &R.follow : seed(R.seedi);
+
+	if (!R.following)
+		R.seedi = (R.seedi + 1) % R.nseeds;
+	R.following = 0;
+	if (strcmp(t->host, R.url.host) == 0 && t->port == R.url.port)
+		return;
+	R.moved = 1;
+	snprintf(R.url.host, sizeof(R.url.host), "%s", t->host);
+	R.url.port = t->port;
+	snprintf(R.url.where, sizeof(R.url.where), "%s%s%s%s:%d",
+	    R.url.cluster ? "cluster node " : "", strchr(t->host, ':') ? "[" : "",
+	    t->host, strchr(t->host, ':') ? "]" : "", t->port);
+}
+
 /* A transient failure: close both, dial again after a back-off. */
 static void
 went_down(const char *why)
 {
 	long backoff = BACKOFF_MIN_MS << (R.attempts < 5 ? R.attempts : 5);
+
+	int pick = !R.reset && R.nseeds > 0;
 
 	if (R.fatal || R.closing)
 		return;
@@ -167,6 +205,8 @@ went_down(const char *why)
 	backoff += random() % (backoff / 4 + 1);
 	snprintf(R.down, sizeof(R.down), "%s: %s", R.url.where, why);
 	log_reason(R.down, 0);
+	if (pick)
+		next_target();
 	R.up = R.healthy = 0;
 	R.reset = 1;
 	R.attempts++;
@@ -181,6 +221,20 @@ redial_now(const char *why)
 	went_down(why);
 	R.attempts = 0;
 	R.retry_at = ac_now_ms();
+}
+
+/* MOVED: the job's slot is H's now; dial it, at once the first time (a
+ * redirection that repeats backs off as any failure does). */
+static void
+follow(const struct ac_rdv_host *h, const char *why)
+{
+	if (R.reset || R.fatal)
+		return;
+	R.follow = *h;
+	R.following = 1;
+	went_down(why);
+	if (R.attempts <= 1)
+		R.retry_at = ac_now_ms();
 }
 
 /* A final failure: no more dialling; waiters fail now with Redis' words. */
@@ -489,7 +543,15 @@ ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
 	R.url = *u;
 	R.h = h;
 	R.started = 1;
-	R.sentinel = u->nsentinels > 0;
+	R.sentinel = u->nhosts > 0 && !u->cluster;
+	if (u->cluster)
+		R.nseeds = u->nhosts;
+	else if (!R.sentinel && u->path[0] == '\0') {
+		R.nseeds = 1;
+		snprintf(R.seed0.host, sizeof(R.seed0.host), "%s", u->host);
+		R.seed0.port = u->port;
+	}
+	R.seedi = R.nseeds > 1 ? 1 : 0;
 	snprintf(R.where0, sizeof(R.where0), "%s", u->where);
 	srandom((unsigned int)(ac_now_ms() ^ (long)getpid()));
 	if (R.sentinel)
@@ -505,6 +567,17 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	struct call *c = priv;
 
 	(void)ac;
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
+		struct ac_rdv_host h;
+
+		switch (ac_rcluster_redirect(reply->str, R.url.host, &h)) {
+		case AC_REDIR_MOVED:
+			follow(&h, reply->str);
+			c->cb(NULL, c->priv);
+			free(c);
+			return;
+		}
+	}
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
 	    (c->pass == NULL || strncmp(reply->str, c->pass, strlen(c->pass)) != 0)) {
 		if (ac_rconn_final_error(reply->str))
@@ -560,6 +633,16 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 	if (reply == NULL)
 		return;		/* closed: issued again once reconnected */
 	if (reply->type == REDIS_REPLY_ERROR) {
+		struct ac_rdv_host h;
+		int k = R.nseeds > 0 ? ac_rcluster_redirect(reply->str,
+		    R.url.host, &h) : AC_REDIR_NONE;
+
+		/* The stream's slot moved: follow it. (ASK, a slot that
+		 * is moving, is a transient error, as below.) */
+		if (k == AC_REDIR_MOVED) {
+			follow(&h, reply->str);
+			return;
+		}
 		/* UNBLOCKED (CLIENT UNBLOCK ... ERROR, a failover): transient. */
 		if (ac_rconn_final_error(reply->str))
 			go_fatal("refused: ", reply->str);

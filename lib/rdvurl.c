@@ -128,12 +128,79 @@ parse_db(const char *s, struct ac_rdv_url *u, char *err, size_t errlen)
 #define SENTINEL_FORM "redis-sentinel://[[user:]password@]host[:port]" \
 	"[,host[:port]...][/db]#master"
 
+#define CLUSTER_FORM "redis-cluster://[[user:]password@]host[:port][,host[:port]...]"
+
+/* "[[user:]password@]host[:port][,host[:port]...]" (P to END) into U's hosts. */
+static int
+parse_hosts(const char *p, const char *end, const char *password_file,
+    int defport, const char *form, struct ac_rdv_url *u, char *err,
+    size_t errlen)
+{
+	const char *at = NULL, *h;
+	size_t k;
+
+	for (const char *q = p; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at != NULL) {
+		if (parse_auth(p, at, password_file, u, err, errlen) == -1)
+			return -1;
+		p = at + 1;
+	}
+	for (h = p; h <= end; p = h + 1) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+
+		h = comma != NULL ? comma : end;
+		if (u->nhosts == AC_RDV_HOSTS_MAX) {
+			snprintf(err, errlen, "invalid rendezvous: more than %d "
+			    "hosts", AC_RDV_HOSTS_MAX);
+			return -1;
+		}
+		if (parse_host(p, h, defport, &u->hosts[u->nhosts], form, err,
+		    errlen) == -1)
+			return -1;
+		u->nhosts++;
+		if (comma == NULL)
+			break;
+	}
+	k = strlen(u->where);
+	for (int i = 0; i < u->nhosts && k < sizeof(u->where); i++)
+		k += (size_t)snprintf(u->where + k, sizeof(u->where) - k, "%s%s%s%s:%d",
+		    i ? "," : "", strchr(u->hosts[i].host, ':') ? "[" : "",
+		    u->hosts[i].host, strchr(u->hosts[i].host, ':') ? "]" : "",
+		    u->hosts[i].port);
+	return 0;
+}
+
+/* redis-cluster://...: the seed nodes; the first is dialled first. */
+static int
+parse_cluster(const char *url, const char *password_file,
+    struct ac_rdv_url *u, char *err, size_t errlen)
+{
+	const char *p = url + strlen("redis-cluster://"), *at = strrchr(p, '@');
+
+	/* After the last '@' (a password may hold anything): no path. */
+	if (strpbrk(at != NULL ? at + 1 : p, "/#?") != NULL) {
+		snprintf(err, errlen, "invalid rendezvous: expected %s (Redis "
+		    "Cluster has no databases but 0)", CLUSTER_FORM);
+		return -1;
+	}
+	snprintf(u->where, sizeof(u->where), "cluster ");
+	if (parse_hosts(p, p + strlen(p), password_file, 6379, CLUSTER_FORM, u,
+	    err, errlen) == -1)
+		return -1;
+	u->cluster = 1;
+	memcpy(u->host, u->hosts[0].host, sizeof(u->host));
+	u->port = u->hosts[0].port;
+	return 0;
+}
+
 /* redis-sentinel://...: the sentinels, the master's name, the database. */
 static int
 parse_sentinel(const char *url, const char *password_file,
     struct ac_rdv_url *u, char *err, size_t errlen)
 {
-	const char *p = url + strlen("redis-sentinel://"), *hash, *end, *at, *h;
+	const char *p = url + strlen("redis-sentinel://"), *hash, *end;
 	const char *spf = getenv("ACCELCTL_SENTINEL_PASSWORD_FILE");
 	size_t k;
 
@@ -157,38 +224,12 @@ parse_sentinel(const char *url, const char *password_file,
 		}
 	} else
 		end = hash;
-	at = NULL;
-	for (const char *q = p; q < end; q++)
-		if (*q == '@')
-			at = q;
-	if (at != NULL) {
-		if (parse_auth(p, at, password_file, u, err, errlen) == -1)
-			return -1;
-		p = at + 1;
-	}
-	for (h = p; h <= end; p = h + 1) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-
-		h = comma != NULL ? comma : end;
-		if (u->nsentinels == AC_RDV_SENTINELS_MAX) {
-			snprintf(err, errlen, "invalid rendezvous: more than %d "
-			    "sentinels", AC_RDV_SENTINELS_MAX);
-			return -1;
-		}
-		if (parse_host(p, h, 26379, &u->sentinel[u->nsentinels],
-		    SENTINEL_FORM, err, errlen) == -1)
-			return -1;
-		u->nsentinels++;
-		if (comma == NULL)
-			break;
-	}
-	k = (size_t)snprintf(u->where, sizeof(u->where), "master '%s' (sentinels",
+	k = (size_t)snprintf(u->where, sizeof(u->where), "master '%s' (sentinels ",
 	    u->master);
-	for (int i = 0; i < u->nsentinels && k < sizeof(u->where); i++)
-		k += (size_t)snprintf(u->where + k, sizeof(u->where) - k, "%s%s%s%s:%d",
-		    i ? "," : " ", strchr(u->sentinel[i].host, ':') ? "[" : "",
-		    u->sentinel[i].host, strchr(u->sentinel[i].host, ':') ? "]" : "",
-		    u->sentinel[i].port);
+	if (k >= sizeof(u->where) || parse_hosts(p, end, password_file, 26379,
+	    SENTINEL_FORM, u, err, errlen) == -1)
+		return -1;
+	k = strlen(u->where);
 	if (k < sizeof(u->where))
 		snprintf(u->where + k, sizeof(u->where) - k, ")");
 	if (spf != NULL && *spf != '\0' &&
@@ -216,6 +257,9 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 	} else if (strncmp(url, "redis-sentinel://", 17) == 0) {
 		if (parse_sentinel(url, password_file, u, err, errlen) == -1)
 			return -1;
+	} else if (strncmp(url, "redis-cluster://", 16) == 0) {
+		if (parse_cluster(url, password_file, u, err, errlen) == -1)
+			return -1;
 	} else if (strncmp(url, "redis://", 8) == 0) {
 		struct ac_rdv_host h;
 
@@ -240,7 +284,7 @@ ac_rdv_parse(const char *url, const char *password_file, struct ac_rdv_url *u,
 		snprintf(u->where, sizeof(u->where), "%s:%d", u->host, u->port);
 	} else {
 		snprintf(err, errlen, "invalid rendezvous: expected " REDIS_FORM
-		    ", " SENTINEL_FORM " or unix:///path");
+		    ", " SENTINEL_FORM ", " CLUSTER_FORM " or unix:///path");
 		return -1;
 	}
 	if (password_file != NULL && *password_file != '\0' &&
@@ -260,8 +304,9 @@ ac_rdv_scrub(char *arg)
 		return;
 	auth += 3;
 	/* An etcd URL has no path: its password may hold '/' (etcdurl.c). */
-	end = auth + (ac_etcd_scheme(arg) ? strlen(auth) : strcspn(auth,
-	    strncmp(arg, "redis-sentinel:", 15) == 0 ? "/#" : "/"));
+	end = auth + (ac_etcd_scheme(arg) || strncmp(arg, "redis-cluster:", 14) == 0 ?
+	    strlen(auth) : strcspn(auth, strncmp(arg, "redis-sentinel:", 15) == 0 ?
+	    "/#" : "/"));
 	for (char *q = auth; q < end; q++)
 		if (*q == '@')
 			at = q;

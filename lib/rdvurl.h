@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-/* At most this many sentinels in one URL. */
-#define AC_RDV_SENTINELS_MAX 16
+/* At most this many sentinels, or a cluster's seed nodes, in one URL. */
+#define AC_RDV_HOSTS_MAX 16
 
 struct ac_rdv_host {
 	char	host[256];
@@ -18,7 +18,9 @@ struct ac_rdv_host {
  * (the sentinels, 26379 by default, and the master's name, as Lettuce spells
  * it: DESIGN-NOTES "Sentinel"). The user and password are Redis' (the
  * master's); the sentinels' own password comes from the file that
- * ACCELCTL_SENTINEL_PASSWORD_FILE names.
+ * ACCELCTL_SENTINEL_PASSWORD_FILE names. For Redis Cluster,
+ * redis-cluster://[[user:]password@]host[:port][,host[:port]...]: seed nodes
+ * (6379 by default), any of which redirects to the job's slot.
  */
 struct ac_rdv_url {
 	char	host[256];	/* "" for a Unix socket; Sentinel: the master now */
@@ -28,8 +30,9 @@ struct ac_rdv_url {
 	char	password[256];	/* "" for none; never printed */
 	int	db;
 	char	where[600];	/* "host:port" or the socket path: what messages name */
-	int	nsentinels;	/* 0: not Sentinel */
-	struct ac_rdv_host sentinel[AC_RDV_SENTINELS_MAX];
+	int	nhosts;		/* the sentinels, or a cluster's seeds; 0: neither */
+	struct ac_rdv_host hosts[AC_RDV_HOSTS_MAX];
+	int	cluster;	/* redis-cluster://: hosts are seed nodes */
 	char	master[128];	/* the master's name the sentinels know */
 	char	spassword[256];	/* the sentinels' password, "" for none; never printed */
 };

@@ -77,7 +77,7 @@ static const char *
 name_of(int i)
 {
 	static char buf[300];
-	const struct ac_rdv_host *h = &T.u->sentinel[i];
+	const struct ac_rdv_host *h = &T.u->hosts[i];
 	int v6 = strchr(h->host, ':') != NULL;
 
 	snprintf(buf, sizeof(buf), "%s%s%s:%d", v6 ? "[" : "", h->host,
@@ -249,7 +249,7 @@ keepalive(int fd)
 static int
 dial(int i, int at, long now)
 {
-	const struct ac_rdv_host *h = &T.u->sentinel[at];
+	const struct ac_rdv_host *h = &T.u->hosts[at];
 	redisAsyncContext *ac = redisAsyncConnect(h->host, h->port);
 
 	T.at[i] = at;
@@ -303,22 +303,22 @@ settle(long now)
 		T.want[i][0] = T.want[i][1] = 0;
 		if (i == S) {
 			T.sub_at = now + SUB_RETRY_MS;
-			T.at[S] = (T.at[S] + 1) % T.u->nsentinels;
+			T.at[S] = (T.at[S] + 1) % T.u->nhosts;
 		}
 	}
 	while (T.asking && T.ac[Q] == NULL) {
-		if (++T.tried >= T.u->nsentinels) {
+		if (++T.tried >= T.u->nhosts) {
 			char why[1500];
 
 			T.asking = 0;
 			/* The next question starts with the next sentinel. */
-			T.at[Q] = (T.at[Q] + 1) % T.u->nsentinels;
+			T.at[Q] = (T.at[Q] + 1) % T.u->nhosts;
 			snprintf(why, sizeof(why), "no sentinel answered: %s",
 			    T.why);
 			T.h->failed(why);
 			break;
 		}
-		T.at[Q] = (T.at[Q] + 1) % T.u->nsentinels;
+		T.at[Q] = (T.at[Q] + 1) % T.u->nhosts;
 		if (dial(Q, T.at[Q], now) == 0)
 			break;
 		T.reset[Q] = 0;

@@ -55,8 +55,8 @@ open_redis(struct ac_job *j, const struct ac_xstart *s, const struct ac_rdv **rd
 	return ac_xredis_open(j, &u, s->runid, rdv);
 }
 
-static const char *const redis_schemes[] = { "redis", "redis-sentinel", "unix",
-    NULL };
+static const char *const redis_schemes[] = { "redis", "redis-sentinel",
+    "redis-cluster", "unix", NULL };
 #endif
 
 #if ACCELCTL_HAVE_ETCD
@@ -96,7 +96,8 @@ static const char *const etcd_schemes[] = { "etcd", "etcds", NULL };
 static const struct row rows[] = {
 #if ACCELCTL_HAVE_HIREDIS
 	{ "redis", redis_schemes, "redis://[user:password@]host:port[/db], "
-	    "redis-sentinel://[[user:]password@]host[:port][,host[:port]...][/db]#master "
+	    "redis-sentinel://[[user:]password@]host[:port][,host[:port]...][/db]#master, "
+	    "redis-cluster://[[user:]password@]host[:port][,host[:port]...] "
 	    "or unix:///path", open_redis, ac_xredis_check, NULL },
 #endif
 #if ACCELCTL_HAVE_ETCD

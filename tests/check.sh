@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh: the whole test suite from scratch: install what is missing, build, run ctest,
 # then build with AddressSanitizer and UndefinedBehaviorSanitizer and run it again, then
-# build without NCCL and run the tests that differ there, then build the libFuzzer
+# build without NCCL and run the tests that differ there, then against hiredis 1.2.0
+# and against Valkey (both built from Debian 13's sources), then build the libFuzzer
 # targets with clang and fuzz each for a bounded time (label "fuzz"). The first ctest run
 # includes package.deb: the Debian package built by cpack, linted, installed with apt-get,
 # used across 2 simulated nodes and removed (run alone, as root).
@@ -56,6 +57,12 @@ build-hiredis1/accelctl --version | grep -qx 'hiredis: 1\.2\.0' || {
 redis='^(sh\.(redis|redis_faults)|faults\..*)$'
 (cd build-hiredis1 && ctest --output-on-failure -j "$tjobs" -R "$redis")
 (cd build-hiredis1 && ctest --output-on-failure -j "$tjobs" -L '^faults$' -E "$redis")
+# Valkey, the Redis that distributions now ship: tests/valkey.sh builds Debian 13's
+# valkey into build-valkey (once; about 4 minutes on 2 cores), and the Redis and fault
+# suites run again with its redis-server, redis-cli and redis-sentinel first on PATH.
+stage "Valkey"
+vbin=$(sh tests/valkey.sh build-valkey)
+(cd build && ACCELCTL_TEST_REDIS_BIN="$vbin" ctest --output-on-failure -j "$tjobs" -R "$redis")
 # The libFuzzer targets (tests/fuzz): clang, ASan+UBSan, each target fuzzed for
 # ACCELCTL_FUZZ_SECONDS (30) from the seed corpus and its regression inputs run
 # once. Only the targets are built; two run at a time.

@@ -193,17 +193,17 @@ test_sentinelurl(void)
 
 	CHECK(ac_rdv_parse("redis-sentinel://a,b:7,c/3#mymaster", NULL, &u, err,
 	    sizeof(err)) == 0);
-	CHECK(u.nsentinels == 3 && u.db == 3);
-	CHECK_STR(u.sentinel[0].host, "a");
-	CHECK(u.sentinel[0].port == 26379 && u.sentinel[1].port == 7 &&
-	    u.sentinel[2].port == 26379);
+	CHECK(u.nhosts == 3 && u.db == 3);
+	CHECK_STR(u.hosts[0].host, "a");
+	CHECK(u.hosts[0].port == 26379 && u.hosts[1].port == 7 &&
+	    u.hosts[2].port == 26379);
 	CHECK_STR(u.master, "mymaster");
 	CHECK_STR(u.where, "master 'mymaster' (sentinels a:26379,b:7,c:26379)");
 	CHECK(ac_rdv_parse(url, NULL, &u, err, sizeof(err)) == 0);
 	CHECK_STR(u.user, "u");
 	CHECK_STR(u.password, "s3cret");
-	CHECK_STR(u.sentinel[1].host, "::1");
-	CHECK(u.sentinel[1].port == 6 && u.db == 0);
+	CHECK_STR(u.hosts[1].host, "::1");
+	CHECK(u.hosts[1].port == 6 && u.db == 0);
 	CHECK_STR(u.master, "m");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
@@ -217,6 +217,28 @@ test_sentinelurl(void)
 	strcpy(url, "redis-sentinel://h1:5#m@x");
 	ac_rdv_scrub(url);
 	CHECK_STR(url, "redis-sentinel://h1:5#m@x");
+}
+
+/* redis-cluster:// (issue 20): seed nodes, 6379 by default, no database. */
+static void
+test_clusterurl(void)
+{
+	struct ac_rdv_url u;
+	char err[512], url[] = "redis-cluster://u:p/w#d@h1,h2:7";
+
+	CHECK(ac_rdv_parse(url, NULL, &u, err, sizeof(err)) == 0);
+	CHECK(u.cluster && u.nhosts == 2 && u.hosts[0].port == 6379 &&
+	    u.hosts[1].port == 7);
+	CHECK_STR(u.password, "p/w#d");
+	CHECK_STR(u.host, "h1");
+	CHECK_STR(u.where, "cluster h1:6379,h2:7");
+	ac_rdv_scrub(url);
+	CHECK_STR(url, "redis-cluster://u:*****@h1,h2:7");
+	CHECK(ac_rdv_parse("redis-cluster://h1:7/1", NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "no databases") != NULL);
+	CHECK(ac_rdv_parse("redis-cluster://", NULL, &u, err, sizeof(err)) == -1);
+	CHECK(ac_rdv_parse("redis-cluster://h1,", NULL, &u, err, sizeof(err)) == -1);
 }
 
 static void
@@ -345,6 +367,7 @@ main(void)
 	test_args();
 	test_rdvurl();
 	test_sentinelurl();
+	test_clusterurl();
 	test_etcdurl();
 	test_sha256();
 	test_fails();

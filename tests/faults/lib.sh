@@ -395,3 +395,61 @@ faults_teardown() {
 	REDIS_PORT=""
 	wait 2>/dev/null
 }
+
+# The mixed loop of the Redis high-availability suites (t_sentinel.sh,
+# t_cluster.sh): NODES x RANKS ranks over GENS generations.
+NODES=${NODES:-3} RANKS=${RANKS:-2} GENS=${GENS:-24}
+
+# A generation: the barrier, rank 0's broadcast of the generation's number
+# (every rank checks it), rank 0's --wait for a command of its own.
+PRELUDE="$PRELUDE"'
+hloop() {
+	local g v
+	for g in $(seq 0 $(($1 - 1))); do
+		[ "$g" = "$2" ] && [ "$ACCELCTL_NODE_RANK" = "$3" ] && waitfor "$4" 60
+		sleep 0.0$((RANDOM % 5))
+		bar loop --timeout 40s || exit
+		v=$(accelctl broadcast --timeout 40s val "value $g") || exit
+		[ "$v" = "value $g" ] || { echo "generation $g: broadcast gave [$v]" >&2; exit 90; }
+		accelctl on-main --wait --timeout 40s -- true || exit
+	done
+}
+'
+
+# next_pass DIR NAME: ms from fault NAME to the first barrier any rank passed after it.
+next_pass() {
+	local t; t=$(awk -v n="$2" '$1 == n { print $2; exit }' "$1/faults")
+	cat "$1"/g[0-9]* | awk -v t="$t" '$2 == "leave" && $3 > t { if (!m || $3 < m) m = $3 }
+		END { if (m) printf "%d\n", (m - t) / 1000000; else print "none" }'
+}
+
+# mixed_loop RDV FAULT...: the loop of NODES x RANKS over GENS generations of
+# hloop through rendezvous RDV; at a third of it, while node NODES-1 is held back (the others'
+# arrivals are in Redis), each FAULT runs (a function; it notes itself with
+# `fault`), then the last node arrives. Checks the loop as the fault suites do.
+mixed_loop() {
+	local d hold=$((GENS / 3)) f; d=$(scratch)/loop$RANDOM
+	RDV=$1; shift
+	job_start "$d" $NODES $RANKS "hloop $GENS $hold $((NODES - 1)) faulted"
+	if at_gen "$d" "$hold"; then
+		wait_node_posted "$d" $NODES $RANKS 0 loop "$hold" ||
+			echo "warning: node 0 not seen waiting at loop" >&2
+		for f in "$@"; do "$f" "$d" || fail "$f did not happen"; done
+	else
+		fail "the loop did not reach generation $hold (stderr: $(errs "$d" | head -5))"
+	fi
+	touch "$d/faulted"
+	job_wait
+	assertAllRc 0 "$d" $((NODES * RANKS)) "$*"
+	assertEquals "every rank entered and passed every generation" $((NODES * RANKS * GENS * 2)) \
+		"$(cat "$d"/g[0-9]* | wc -l)"
+	assertNoEarly "$d"
+	assertOneHelperPerNode "$d" $NODES
+	# After the fault, each generation passes at the loop's pace: a helper
+	# that lost the run's stream (its cursor past the new master's entries)
+	# passes only when its periodic look finds the result, 3.5 s a barrier.
+	local med; med=$(tail -n $((GENS / 3)) "$d/t0" | awk '{ print $3 }' | sort -n |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
+	assertTrue "the last $((GENS / 3)) barriers' median is under 1 s: ${med} ms" "[ ${med:-99999} -lt 1000 ]"
+	LOOP_DIR=$d
+}

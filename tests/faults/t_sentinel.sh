@@ -10,62 +10,6 @@
 
 tearDown() { faults_teardown; ha_stop; }
 
-NODES=3 RANKS=2 GENS=24
-
-# A generation: the barrier, rank 0's broadcast of the generation's number
-# (every rank checks it), rank 0's --wait for a command of its own.
-PRELUDE="$PRELUDE"'
-hloop() {
-	local g v
-	for g in $(seq 0 $(($1 - 1))); do
-		[ "$g" = "$2" ] && [ "$ACCELCTL_NODE_RANK" = "$3" ] && waitfor "$4" 60
-		sleep 0.0$((RANDOM % 5))
-		bar loop --timeout 40s || exit
-		v=$(accelctl broadcast --timeout 40s val "value $g") || exit
-		[ "$v" = "value $g" ] || { echo "generation $g: broadcast gave [$v]" >&2; exit 90; }
-		accelctl on-main --wait --timeout 40s -- true || exit
-	done
-}
-'
-
-# next_pass DIR NAME: ms from fault NAME to the first barrier any rank passed after it.
-next_pass() {
-	local t; t=$(awk -v n="$2" '$1 == n { print $2; exit }' "$1/faults")
-	cat "$1"/g[0-9]* | awk -v t="$t" '$2 == "leave" && $3 > t { if (!m || $3 < m) m = $3 }
-		END { if (m) printf "%d\n", (m - t) / 1000000; else print "none" }'
-}
-
-# ha_loop FAULT...: the loop of NODES x RANKS over GENS generations through the
-# sentinels; at a third of it, while node NODES-1 is held back (the others'
-# arrivals are in Redis), each FAULT runs (a function; it notes itself with
-# `fault`), then the last node arrives. Checks the loop as the fault suites do.
-ha_loop() {
-	local d hold=$((GENS / 3)) f; d=$(scratch)/loop$RANDOM
-	RDV=$RDV_SENTINEL
-	job_start "$d" $NODES $RANKS "hloop $GENS $hold $((NODES - 1)) faulted"
-	if at_gen "$d" "$hold"; then
-		wait_node_posted "$d" $NODES $RANKS 0 loop "$hold" ||
-			echo "warning: node 0 not seen waiting at loop" >&2
-		for f in "$@"; do "$f" "$d" || fail "$f did not happen"; done
-	else
-		fail "the loop did not reach generation $hold (stderr: $(errs "$d" | head -5))"
-	fi
-	touch "$d/faulted"
-	job_wait
-	assertAllRc 0 "$d" $((NODES * RANKS)) "$*"
-	assertEquals "every rank entered and passed every generation" $((NODES * RANKS * GENS * 2)) \
-		"$(cat "$d"/g[0-9]* | wc -l)"
-	assertNoEarly "$d"
-	assertOneHelperPerNode "$d" $NODES
-	# After the fault, each generation passes at the loop's pace: a helper
-	# that lost the run's stream (its cursor past the new master's entries)
-	# passes only when its periodic look finds the result, 3.5 s a barrier.
-	local med; med=$(tail -n $((GENS / 3)) "$d/t0" | awk '{ print $3 }' | sort -n |
-		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
-	assertTrue "the last $((GENS / 3)) barriers' median is under 1 s: ${med} ms" "[ ${med:-99999} -lt 1000 ]"
-	LOOP_DIR=$d
-}
-
 # The faults. Each notes its time; FAILED_OVER is the master's port before it.
 failover() {
 	FAILED_OVER=$(ha_master)
@@ -131,23 +75,23 @@ lose_stream() {
 report() { echo "# sentinel: $1: the next barrier passed $(next_pass "$LOOP_DIR" "$2") ms after the fault" >&2; }
 
 testFailoverMidLoop() {
-	ha_start || return
-	ha_loop failover
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" failover
 	assertMidLoop "$LOOP_DIR" $GENS failover
 	report "SENTINEL FAILOVER" failover
 }
 
 testMasterKilledMidLoop() {
-	ha_start || return
-	ha_loop kill_master
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" kill_master
 	assertMidLoop "$LOOP_DIR" $GENS kill
 	report "master SIGKILLed" kill
 }
 
 # The stalled master comes back as a replica of the promoted one.
 testMasterStoppedPastDownAfterThenContinued() {
-	ha_start || return
-	ha_loop stop_master
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" stop_master
 	assertMidLoop "$LOOP_DIR" $GENS stop continued
 	report "master SIGSTOPped past down-after-milliseconds" stop
 	local i=0
@@ -158,8 +102,8 @@ testMasterStoppedPastDownAfterThenContinued() {
 }
 
 testFailoverLosesStreamEntries() {
-	ha_start || return
-	ha_loop lose_stream
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" lose_stream
 	assertMidLoop "$LOOP_DIR" $GENS kill
 	report "master SIGKILLed, its stream's newest entry lost" kill
 }
@@ -167,8 +111,8 @@ testFailoverLosesStreamEntries() {
 # The sentinel the helpers listen to first is killed, then another one is asked
 # for a failover: the helpers follow it through the sentinels left.
 testSentinelKilledThenFailover() {
-	ha_start || return
-	ha_loop kill_sentinel failover
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" kill_sentinel failover
 	assertMidLoop "$LOOP_DIR" $GENS sentinel failover
 	report "sentinel s0 SIGKILLed, then SENTINEL FAILOVER" failover
 }
@@ -190,7 +134,7 @@ testAllSentinelsUnreachable() {
 # Sentinels that do not know the master's name say so; the job exits 125.
 testUnknownMaster() {
 	local d; d=$(scratch)/unknown
-	ha_start || return
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
 	RDV="${RDV_SENTINEL%#*}#nosuchmaster"
 	job_run "$d" 2 1 'accelctl barrier --timeout 3s b'
 	assertAllRc 125 "$d" 2 "an unknown master"
@@ -206,7 +150,8 @@ testPasswords() {
 	HA_SENTINEL_CONF="requirepass sentinel-secret-42
 sentinel sentinel-pass sentinel-secret-42
 sentinel auth-pass $SENTINEL_MASTER redis-secret-43" \
-	HA_AUTH_R=redis-secret-43 HA_AUTH_S=sentinel-secret-42 ha_start || return
+	HA_AUTH_R=redis-secret-43 HA_AUTH_S=sentinel-secret-42 ha_start ||
+		{ fail "Redis and the sentinels did not start"; return; }
 	echo "sentinel-secret-42" >"$(scratch)/spw"
 	echo "redis-secret-43" >"$(scratch)/rpw"
 	echo "wrong" >"$(scratch)/wrong"

@@ -3,6 +3,14 @@
 
 . "$(dirname "${BASH_SOURCE[0]}")/port.sh"
 
+# ACCELCTL_TEST_REDIS_BIN (tests/valkey.sh's output): its redis-server, redis-cli and
+# redis-sentinel come first, so that the same suites run against Valkey.
+if [ -n "${ACCELCTL_TEST_REDIS_BIN:-}" ]; then
+	[ -x "$ACCELCTL_TEST_REDIS_BIN/redis-server" ] ||
+		{ echo "no redis-server in $ACCELCTL_TEST_REDIS_BIN" >&2; exit 1; }
+	PATH=$ACCELCTL_TEST_REDIS_BIN:$PATH
+fi
+
 # redis_start [ARGS...]: start redis-server with extra ARGS; sets REDIS_PORT,
 # REDIS_SOCK, REDIS_DIR. Skips the suite (exit 77) when redis-server is missing.
 redis_start() {
@@ -17,6 +25,10 @@ redis_start() {
 	eval "redis-server $REDIS_ARGS"
 	local i=0
 	while [ ! -S "$REDIS_SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	# The server asked for, not Debian's by mistake.
+	[ -z "${ACCELCTL_TEST_REDIS_BIN:-}" ] || redis_cli info server | tr -d '\r' |
+		grep -qx "executable:$ACCELCTL_TEST_REDIS_BIN/redis-server" ||
+		{ echo "redis.sh: not $ACCELCTL_TEST_REDIS_BIN's server" >&2; exit 1; }
 }
 
 # redis_cli ARGS...: talk to it (as the default user, or REDISCLI_AUTH); bounded,

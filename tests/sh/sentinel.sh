@@ -19,6 +19,7 @@ ha_start() {
 	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; skip_suite; }
 	command -v redis-sentinel >/dev/null || { echo "redis-sentinel not installed: skipped" >&2; skip_suite; }
 	HA_DIR=$(scratch)/ha
+	rm -rf "$HA_DIR"
 	HA_R="" HA_S=""
 	for i in 0 1 2; do
 		p=$(free_port)

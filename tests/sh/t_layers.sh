@@ -28,7 +28,7 @@ testLogIsALeaf() {
 # the helper (its state, its clients, the client library).
 testStoresNameNoHelper() {
 	local f h bad=""
-	for f in xredis.c xetcd.c xnccl.c rconn.c rsentinel.c econn.c rdvproto.c store.h rdvproto.h; do
+	for f in xredis.c xetcd.c xnccl.c rconn.c rsentinel.c rcluster.c econn.c rdvproto.c store.h rdvproto.h; do
 		[ -f "$LIB/$f" ] || continue
 		for h in $(includes "$LIB/$f"); do
 			case $h in helper.h | client.h | hconn.h | sync.h) bad="$bad $f:$h" ;; esac
@@ -44,7 +44,7 @@ testHelperNamesNoStore() {
 	local f h bad=""
 	for f in helper.c hconn.c helper.h coll.c; do
 		for h in $(includes "$LIB/$f"); do
-			case $h in xredis.h | xetcd.h | xnccl.h | rconn.h | rsentinel.h | econn.h | rdvproto.h | store.h) bad="$bad $f:$h" ;; esac
+			case $h in xredis.h | xetcd.h | xnccl.h | rconn.h | rsentinel.h | rcluster.h | econn.h | rdvproto.h | store.h) bad="$bad $f:$h" ;; esac
 		done
 	done
 	assertEquals "the helper names a store" "" "$bad"

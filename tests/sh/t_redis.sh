@@ -142,7 +142,7 @@ testTcpAndUnixSocket() {
 testBadUrl() {
 	run ACCELCTL_RENDEZVOUS=http://example -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "bad URL"
-	assertErrMatches "accelctl: barrier: invalid rendezvous: expected redis://[user:password@]host:port[/db], redis-sentinel://[[user:]password@]host[:port][,host[:port]...][/db]#master or unix:///path"
+	assertErrMatches "accelctl: barrier: invalid rendezvous: expected redis://[user:password@]host:port[/db], redis-sentinel://[[user:]password@]host[:port][,host[:port]...][/db]#master, redis-cluster://[[user:]password@]host[:port][,host[:port]...] or unix:///path"
 	# Sentinel: the master's name is needed; the password never printed.
 	run ACCELCTL_RENDEZVOUS=redis-sentinel://u:pass-word-8@h1,h2 -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "a Sentinel URL without the master's name"

@@ -1,0 +1,115 @@
+# t_cluster.sh: issue 20's Redis Cluster faults: three masters and three replicas on
+# loopback (tests/sh/cluster.sh), and ranks of 3 simulated nodes that loop over a
+# barrier, a broadcast and an `on-main --wait` (faults/lib.sh's mixed_loop) while the
+# job's slot is migrated to another master key by key (ASK, then MOVED), a replica
+# takes over with CLUSTER FAILOVER, the slot's master is SIGKILLed (its replica is
+# promoted). Each prints the time from the fault to the next barrier passed.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../sh/cluster.sh"
+
+tearDown() { faults_teardown; cl_stop; }
+
+# The job's slot and the node serving it now.
+job_slot() { cl_slot "{$JOB}"; }
+
+# migrate_keys SRC DST SLOT N: MIGRATE the slot's keys, N at a time, from SRC to
+# DST until none is left (or, with ONCE, one batch); 1 on a refusal.
+migrate_keys() {
+	local keys out
+	while keys=$(cl_cli "$1" cluster getkeysinslot "$3" "$4") && [ -n "$keys" ]; do
+		# shellcheck disable=SC2086
+		out=$(cl_cli "$1" migrate 127.0.0.1 "$(cl_port "$2")" "" 0 5000 keys $keys)
+		case $out in OK | NOKEY) ;; *) echo "MIGRATE: $out" >&2; return 1 ;; esac
+		[ -z "${ONCE:-}" ] || return 0
+	done
+	return 0
+}
+
+# migrate DIR: the job's slot to another master, as redis-cli --cluster reshard
+# does it: IMPORTING on the target, MIGRATING on the source, its keys moved a
+# few at a time with MIGRATE, then NODE on every master. The held node is let
+# go after the first keys moved: the helpers meet a slot half here, half
+# there (ASK, TRYAGAIN) until it has moved (MOVED).
+migrate() {
+	local d=$1 slot src dst sid did i=0
+	slot=$(job_slot) src=$(cl_owner "$slot")
+	for i in n0 n1 n2 n3 n4 n5; do
+		[ "$i" != "$src" ] && [ "$(cl_cli "$i" role | head -1)" = master ] && dst=$i && break
+	done
+	sid=$(cl_id "$src") did=$(cl_id "$dst")
+	fault "$d" migrate
+	cl_cli "$dst" cluster setslot "$slot" importing "$sid" | grep -q OK || return 1
+	cl_cli "$src" cluster setslot "$slot" migrating "$did" | grep -q OK || return 1
+	ONCE=1 migrate_keys "$src" "$dst" "$slot" 3 || return 1
+	touch "$d/faulted"
+	i=0
+	until grep -qE 'ASK|TRYAGAIN|non local key' "$d"/n*/*.log 2>/dev/null; do
+		[ $i -lt 300 ] || { echo "no helper met the moving slot" >&2; break; }
+		sleep 0.05; i=$((i + 1))
+	done
+	migrate_keys "$src" "$dst" "$slot" 10 || return 1
+	for i in "$dst" "$src" $(cl_live); do
+		[ "$(cl_cli "$i" role | head -1)" = master ] &&
+			cl_cli "$i" cluster setslot "$slot" node "$did" >/dev/null
+	done
+	fault "$d" moved
+	MOVED_TO=$dst
+}
+
+# cluster_failover DIR: the slot master's replica takes over (CLUSTER FAILOVER).
+cluster_failover() {
+	local slot src rep i=0
+	slot=$(job_slot) src=$(cl_owner "$slot") rep=$(cl_replica_of "$src")
+	[ -n "$rep" ] || return 1
+	fault "$1" failover
+	cl_cli "$rep" cluster failover | grep -q OK || return 1
+	until [ "$(cl_cli "$rep" role 2>/dev/null | head -1)" = master ]; do
+		[ $i -lt 400 ] || return 1
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+# kill_slot_master DIR: SIGKILL the slot's master; its replica is promoted.
+kill_slot_master() {
+	local slot src rep i=0
+	slot=$(job_slot) src=$(cl_owner "$slot") rep=$(cl_replica_of "$src")
+	[ -n "$rep" ] || return 1
+	fault "$1" kill
+	kill -9 "$(cl_pid "$src")" || return 1
+	until [ "$(cl_cli "$rep" role 2>/dev/null | head -1)" = master ] && cl_wait_ok 1; do
+		[ $i -lt 600 ] || return 1
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+report() { echo "# cluster: $1: the next barrier passed $(next_pass "$LOOP_DIR" "$2") ms after the fault" >&2; }
+
+testSlotMigratedMidLoop() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	mixed_loop "$RDV_CLUSTER" migrate
+	assertMidLoop "$LOOP_DIR" $GENS migrate moved
+	assertEquals "the slot is served by the node it moved to" "$MOVED_TO" "$(cl_owner "$(job_slot)")"
+	assertTrue "a helper met the moving slot (ASK, TRYAGAIN)" \
+		"grep -qE 'ASK|TRYAGAIN|non local key' '$LOOP_DIR'/n*/*.log"
+	assertTrue "a helper followed MOVED" "grep -q MOVED '$LOOP_DIR'/n*/*.log"
+	report "slot migrated (MIGRATE key by key, then SETSLOT NODE)" migrate
+}
+
+testClusterFailoverMidLoop() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	mixed_loop "$RDV_CLUSTER" cluster_failover
+	assertMidLoop "$LOOP_DIR" $GENS failover
+	report "CLUSTER FAILOVER of the slot's master" failover
+}
+
+testSlotMasterKilledMidLoop() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	mixed_loop "$RDV_CLUSTER" kill_slot_master
+	assertMidLoop "$LOOP_DIR" $GENS kill
+	report "the slot's master SIGKILLed" kill
+}
+
+load_shunit2
