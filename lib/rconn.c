@@ -30,10 +30,6 @@
 
 #include <sys/time.h>
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +37,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "keepalive.h"
 #include "log.h"
 #include "rcluster.h"
 #include "rconn.h"
@@ -314,23 +311,6 @@ maybe_up(void)
 		R.h->ready();
 }
 
-/* Keepalive: a Redis host that vanishes without a reset is noticed in
- * about 30 s, instead of leaving the blocking read hanging for ever. */
-static void
-keepalive(int fd)
-{
-	int on = 1, idle = 15, intvl = 5, cnt = 3;
-	unsigned int unacked = 30000;
-
-	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	/* Data sent and not acknowledged for this long also ends it. */
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked,
-	    sizeof(unacked));
-}
-
 static void
 on_connect(const redisAsyncContext *ac, int status)
 {
@@ -425,7 +405,7 @@ dial(int i)
 		return NULL;
 	}
 	if (!R.url.path[0] && ac->c.fd >= 0)
-		keepalive(ac->c.fd);
+		ac_keepalive(ac->c.fd);
 	ac->ev.data = NULL;
 	ac->ev.addRead = i == BLK ? blk_add_read : cmd_add_read;
 	ac->ev.delRead = i == BLK ? blk_del_read : cmd_del_read;

@@ -19,15 +19,12 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
+#include "keepalive.h"
 #include "log.h"
 #include "rsentinel.h"
 
@@ -233,18 +230,6 @@ on_message(redisAsyncContext *ac, void *r, void *priv)
 	T.h->switched(host, port);
 }
 
-/* A sentinel's socket: keepalive, as rconn.c's (a host that vanishes). */
-static void
-keepalive(int fd)
-{
-	int on = 1, idle = 15, intvl = 5, cnt = 3;
-
-	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-}
-
 /* Connection I to sentinel AT, with AUTH first when the sentinels have a password. */
 static int
 dial(int i, int at, long now)
@@ -264,7 +249,7 @@ dial(int i, int at, long now)
 		return -1;
 	}
 	if (ac->c.fd >= 0)
-		keepalive(ac->c.fd);
+		ac_keepalive(ac->c.fd);
 	ac->ev.data = NULL;
 	ac->ev.addRead = i == Q ? q_add_read : s_add_read;
 	ac->ev.delRead = i == Q ? q_del_read : s_del_read;

@@ -9,8 +9,9 @@
 # serve (a mirror whose pool lags its index answers 404 for a new .dsc), fall back to the
 # upstream tarball alone, checked against the same signed index, without Debian's
 # patches; a note on stderr says so. apt runs with a private configuration (sources list,
-# lists, cache) under DIR/apt. Installs dpkg-dev, xz-utils and debian-archive-keyring
-# through the normal apt when they are missing.
+# lists, cache) under DIR/apt. Installs dpkg-dev, xz-utils and debian-archive-keyring,
+# and make, gcc and libc6-dev for the build that follows, through the normal apt when
+# they are missing.
 #
 # Where the source comes from. The archive's address is not written here: it is taken
 # from the machine's own apt configuration (the entry for this release's own suite,
@@ -44,7 +45,7 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 updated=${DEBSRC_UPDATED:-0}
 missing=""
-for p in dpkg-dev xz-utils debian-archive-keyring; do
+for p in dpkg-dev xz-utils debian-archive-keyring make gcc libc6-dev; do
 	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) in
 	*" installed") ;;
 	*) missing="$missing $p" ;;

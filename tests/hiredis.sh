@@ -36,29 +36,8 @@ if [ -f "$stamp" ] && [ -f "$prefix/lib/libhiredis.a" ] &&
 	exit 0
 fi
 
-# Debian packages the build needs, installed through the normal apt as tests/deps.sh
-# does; tests/debsrc.sh installs what fetching the source needs.
-sudo=""
-[ "$(id -u)" = 0 ] || sudo=sudo
-missing=""
-for p in make gcc libc6-dev; do
-	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) in
-	*" installed") ;;
-	*) missing="$missing $p" ;;
-	esac
-done
-export DEBIAN_FRONTEND=noninteractive
-DEBSRC_UPDATED=0
-if [ -n "$missing" ]; then
-	say "installing:$missing"
-	$sudo apt-get update -qq
-	DEBSRC_UPDATED=1
-	# shellcheck disable=SC2086
-	$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
-export DEBSRC_UPDATED
-
-# trixie's source package, verified (tests/debsrc.sh says how), unpacked under $top/src.
+# trixie's source package, verified (tests/debsrc.sh says how), unpacked under $top/src;
+# debsrc.sh installs what fetching it and a C build need.
 dir=$(sh tests/debsrc.sh hiredis "$top")
 got=$(header_version "$dir/hiredis.h" 2>/dev/null || true)
 [ "$got" = "$want" ] || { say "$suite's hiredis is ${got:-unknown}, not $want"; exit 1; }

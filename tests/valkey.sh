@@ -34,30 +34,10 @@ if [ -f "$stamp" ] && "$prefix/bin/valkey-server" --version >/dev/null 2>&1 &&
 	exit 0
 fi
 
-# Debian packages the build needs, installed through the normal apt as tests/deps.sh
-# does (tests/debsrc.sh installs what fetching the source needs). Valkey's deps/
+# tests/debsrc.sh installs what fetching the source and a C build need. Valkey's deps/
 # (Lua, hiredis, linenoise, hdr_histogram, fpconv) are built from the source tree, so
 # a C compiler and make suffice; TLS, systemd and jemalloc are left out below, as
 # they would need libssl-dev and libsystemd-dev and a test server wants none of them.
-sudo=""
-[ "$(id -u)" = 0 ] || sudo=sudo
-missing=""
-for p in make gcc libc6-dev; do
-	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) in
-	*" installed") ;;
-	*) missing="$missing $p" ;;
-	esac
-done
-export DEBIAN_FRONTEND=noninteractive
-DEBSRC_UPDATED=0
-if [ -n "$missing" ]; then
-	say "installing:$missing"
-	$sudo apt-get update -qq
-	DEBSRC_UPDATED=1
-	# shellcheck disable=SC2086
-	$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
-export DEBSRC_UPDATED
 
 dir=$(sh tests/debsrc.sh --orig-ok valkey "$top")
 { [ -f "$dir/src/Makefile" ] && [ -f "$dir/src/server.c" ]; } ||
