@@ -96,6 +96,7 @@ static struct {
 	int			 seedi;		/* the seed to dial next */
 	struct ac_rdv_host	 seed0;		/* redis://'s one seed */
 	int			 following;	/* dial follow next (MOVED) */
+	int			 follows;	/* MOVED in a row, not healthy since */
 	struct ac_rdv_host	 follow;
 } R;
 
@@ -220,8 +221,10 @@ redial_now(const char *why)
 	R.retry_at = ac_now_ms();
 }
 
-/* MOVED: the job's slot is H's now; dial it, at once the first time (a
- * redirection that repeats backs off as any failure does). */
+/* MOVED: the job's slot is H's now; dial it at once, whatever failed
+ * before (a seed that answers MOVED after a failover points at the new
+ * master), up to 3 times in a row before a connection stays up: MOVED
+ * ping-pong between two nodes that disagree backs off as any failure does. */
 static void
 follow(const struct ac_rdv_host *h, const char *why)
 {
@@ -230,7 +233,7 @@ follow(const struct ac_rdv_host *h, const char *why)
 	R.follow = *h;
 	R.following = 1;
 	went_down(why);
-	if (R.attempts <= 1)
+	if (++R.follows <= 3)
 		R.retry_at = ac_now_ms();
 }
 
@@ -878,6 +881,7 @@ ac_rconn_healthy(void)
 	R.down_logged = 0;
 	R.healthy = 1;
 	R.attempts = 0;
+	R.follows = 0;
 	R.down[0] = '\0';
 }
 

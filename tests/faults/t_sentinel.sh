@@ -21,7 +21,8 @@ kill_master() {
 	FAILED_OVER=$(ha_master)
 	fault "$1" kill
 	kill -9 "$(ha_pid "$(ha_name "$FAILED_OVER")")" || return 1
-	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null
+	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null || return 1
+	fault "$1" promoted
 }
 stop_master() {
 	FAILED_OVER=$(ha_master)
@@ -86,6 +87,7 @@ testMasterKilledMidLoop() {
 	mixed_loop "$RDV_SENTINEL" kill_master
 	assertMidLoop "$LOOP_DIR" $GENS kill
 	report "master SIGKILLed" kill
+	report "master SIGKILLed, from the sentinels naming the new one" promoted
 }
 
 # The stalled master comes back as a replica of the promoted one.

@@ -16,7 +16,7 @@ cl_start() {
 	CL_DIR=$(scratch)/cl
 	rm -rf "$CL_DIR"
 	for i in 0 1 2 3 4 5; do
-		p=$(free_port)
+		p=$(cl_free_port "$addrs")
 		d=$CL_DIR/n$i
 		mkdir -p "$d"
 		echo "$p" >"$d/port"
@@ -45,6 +45,21 @@ cl_wait_synced() {
 		[ $ok = 1 ] && return 0
 		[ $n -lt $(($1 * 20)) ] || return 1
 		sleep 0.05; n=$((n + 1))
+	done
+}
+
+# cl_free_port TAKEN: a port P nothing listens on, with its cluster bus port P+10000
+# free too, both below Linux's ephemeral range (32768 up: a port an outgoing
+# connection holds cannot be bound), and neither among TAKEN ("127.0.0.1:P ...").
+cl_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 2700))
+		case " $1 " in *":$p "* | *":$((p + 10000)) "* | *":$((p - 10000)) "*) continue ;; esac
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
+		(exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null && continue
+		echo "$p"
+		return
 	done
 }
 
