@@ -49,6 +49,13 @@ enum { CMD, BLK };
 #define CONNECT_MS 5000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
+/* Redis Cluster: a node that hangs (SIGSTOP, a frozen host) keeps its
+ * connections while the cluster promotes its replica; we would wait on it
+ * until the deadline. So a command unanswered this long is a failure (the
+ * seeds then redirect to the new master), and an idle connection is PINGed
+ * this often. Not for one server (redis://, Sentinel): there a stall is
+ * waited out, and Sentinel's +switch-master says when it is over. */
+#define REPLY_MS 5000
 
 struct call {
 	ac_rconn_cb	*cb;
@@ -97,6 +104,8 @@ static struct {
 	struct ac_rdv_host	 seed0;		/* redis://'s one seed */
 	int			 following;	/* dial follow next (MOVED) */
 	int			 follows;	/* MOVED in a row, not healthy since */
+	int			 pending;	/* commands sent, not answered */
+	long			 heard;		/* ms: the last reply, or send from idle */
 	struct ac_rdv_host	 follow;
 } R;
 
@@ -270,6 +279,7 @@ reset_now(void)
 	R.closing = 0;
 	R.up = 0;
 	R.blocked = 0;
+	R.pending = 0;
 }
 
 static void
@@ -371,9 +381,10 @@ on_role(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply == NULL)
 		return;
-	if (reply->type == REDIS_REPLY_ERROR && strstr(reply->str, "NOPERM")) {
+	if (reply->type == REDIS_REPLY_ERROR && (strstr(reply->str, "NOPERM") ||
+	    strstr(reply->str, "unknown command"))) {
 		if (!said++)
-			ac_log("rendezvous %s: ROLE is denied to this user; a "
+			ac_log("rendezvous %s: ROLE is denied or renamed; a "
 			    "replica is told by its READONLY", R.url.where);
 	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
 	    reply->element[0]->type != REDIS_REPLY_STRING ||
@@ -384,6 +395,7 @@ on_role(redisAsyncContext *ac, void *r, void *priv)
 		    reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
 		    reply->element[0]->type == REDIS_REPLY_STRING ?
 		    reply->element[0]->str : "?");
+		ac_rsent_distrust();
 		went_down(why);
 		return;
 	}
@@ -487,10 +499,17 @@ found(const char *host, int port)
 	R.retry_at = ac_now_ms();	/* dialled by the timer, outside hiredis */
 }
 
-/* No sentinel answered: down, asked again after a back-off. */
+/* No sentinel answered: down, asked again after a back-off. A check while
+ * connected (the subscription came back) that finds no answer changes
+ * nothing: the master we hold has said nothing against itself. */
 static void
 not_found(const char *why)
 {
+	if (R.ac[CMD] != NULL || R.ac[BLK] != NULL) {
+		ac_log("rendezvous %s: checking with the sentinels: %s; staying",
+		    R.url.where, why);
+		return;
+	}
 	snprintf(R.url.where, sizeof(R.url.where), "%s", R.where0);
 	went_down(why);
 }
@@ -550,6 +569,9 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	struct call *c = priv;
 
 	(void)ac;
+	if (R.pending > 0)
+		R.pending--;
+	R.heard = ac_now_ms();
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
 		struct ac_rdv_host h;
 
@@ -596,6 +618,8 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
 		free(c);
 		return -1;
 	}
+	if (R.pending++ == 0)
+		R.heard = ac_now_ms();
 	return 0;
 }
 
@@ -774,6 +798,7 @@ sooner(long a, long b)
 }
 
 static long conn_timer(long now);
+static long cluster_timer(long now);
 
 long
 ac_rconn_timer(long now)
@@ -811,7 +836,30 @@ conn_timer(long now)
 		reset_now();
 		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
 	}
-	return -1;
+	return R.url.cluster ? cluster_timer(now) : -1;
+}
+
+static void on_pong(redisReply *reply, void *priv) { (void)reply; (void)priv; }
+
+/* Cluster: no answer in REPLY_MS is a failure; an idle connection is PINGed. */
+static long
+cluster_timer(long now)
+{
+	static const char *ping[] = { "PING" };
+	long left = R.heard + REPLY_MS - now;
+
+	if (R.pending > 0 && left <= 0) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "no answer in %d s", REPLY_MS / 1000);
+		went_down(why);
+		reset_now();
+		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
+	}
+	if (R.pending == 0 && left <= 0 && ac_rconn_cmd(on_pong, NULL, 1, ping,
+	    NULL) == 0)
+		left = REPLY_MS;
+	return left > 0 ? left : BACKOFF_MIN_MS;
 }
 
 int

@@ -31,8 +31,15 @@ ac_read_password_file(const char *var, const char *file, char *dst,
 		    strerror(errno));
 		return -1;
 	}
-	if (fgets(line, sizeof(line), f) == NULL)
+	if (fgets(line, sizeof(line), f) == NULL) {
 		line[0] = '\0';
+		if (ferror(f)) {	/* a directory: EISDIR */
+			snprintf(err, errlen, "cannot read %s %.200s: %s", var,
+			    file, strerror(errno));
+			fclose(f);
+			return -1;
+		}
+	}
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	if (strlen(line) >= len) {
@@ -200,11 +207,14 @@ static int
 parse_sentinel(const char *url, const char *password_file,
     struct ac_rdv_url *u, char *err, size_t errlen)
 {
-	const char *p = url + strlen("redis-sentinel://"), *hash, *end;
+	const char *p = url + strlen("redis-sentinel://"), *hash, *end, *rest;
 	const char *spf = getenv("ACCELCTL_SENTINEL_PASSWORD_FILE");
 	size_t k;
 
-	if ((hash = strrchr(p, '#')) == NULL || hash[1] == '\0' ||
+	/* The user part ends at the last '@' (a password may hold '#' or '/'):
+	 * the hosts, the database and the master's name come after it. */
+	rest = strrchr(p, '@') != NULL ? strrchr(p, '@') + 1 : p;
+	if ((hash = strrchr(rest, '#')) == NULL || hash[1] == '\0' ||
 	    copy(u->master, sizeof(u->master), hash + 1, strlen(hash + 1)) == -1 ||
 	    strcspn(u->master, " \t\r\n") != strlen(u->master)) {
 		snprintf(err, errlen, "invalid rendezvous: expected %s (the "
@@ -212,7 +222,12 @@ parse_sentinel(const char *url, const char *password_file,
 		    SENTINEL_FORM, sizeof(u->master) - 1);
 		return -1;
 	}
-	end = memchr(p, '/', (size_t)(hash - p));
+	if (memchr(rest, '#', (size_t)(hash - rest)) != NULL) {
+		snprintf(err, errlen, "invalid rendezvous: expected %s (one '#', "
+		    "before the master's name)", SENTINEL_FORM);
+		return -1;
+	}
+	end = memchr(rest, '/', (size_t)(hash - rest));
 	if (end != NULL) {
 		char db[16];
 
@@ -304,9 +319,9 @@ ac_rdv_scrub(char *arg)
 		return;
 	auth += 3;
 	/* An etcd URL has no path: its password may hold '/' (etcdurl.c). */
-	end = auth + (ac_etcd_scheme(arg) || strncmp(arg, "redis-cluster:", 14) == 0 ?
-	    strlen(auth) : strcspn(auth, strncmp(arg, "redis-sentinel:", 15) == 0 ?
-	    "/#" : "/"));
+	end = auth + (ac_etcd_scheme(arg) || strncmp(arg, "redis-cluster:", 14) == 0 ||
+	    strncmp(arg, "redis-sentinel:", 15) == 0 ? strlen(auth) :
+	    strcspn(auth, "/"));
 	for (char *q = auth; q < end; q++)
 		if (*q == '@')
 			at = q;

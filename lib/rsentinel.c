@@ -35,6 +35,10 @@ enum { Q, S };
 /* The subscriber's dial, and its wait before the next sentinel. */
 #define SUB_MS 5000
 #define SUB_RETRY_MS 1000
+/* The subscription is PINGed this often and must answer within SUB_MS: a
+ * sentinel that hangs (SIGSTOP, a frozen VM) keeps its TCP connection, and
+ * the kernel's ACKs keep keepalive quiet, while failovers go by unheard. */
+#define SUB_PING_MS 5000
 
 static struct {
 	const struct ac_rdv_url		*u;
@@ -51,6 +55,7 @@ static struct {
 	int			 subscribed;	/* S: +switch-master is ours */
 	int			 lost;		/* S: was subscribed, then lost */
 	long			 sub_at;	/* S: when to dial again */
+	long			 ping_at;	/* S: when to PING it next */
 	int			 started;
 } T;
 
@@ -215,6 +220,7 @@ on_message(redisAsyncContext *ac, void *r, void *priv)
 	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
 		T.subscribed = 1;
 		T.deadline[S] = 0;
+		T.ping_at = ac_now_ms() + SUB_PING_MS;
 		if (T.lost) {
 			T.lost = 0;
 			T.h->switched(NULL, 0);
@@ -228,6 +234,24 @@ on_message(redisAsyncContext *ac, void *r, void *priv)
 	    port > 65535)
 		return;
 	T.h->switched(host, port);
+}
+
+/* The subscription's PING answered ({"pong", ""} in subscribed mode). */
+static void
+on_pong(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+
+	(void)ac;
+	(void)priv;
+	if (reply == NULL || T.reset[S])
+		return;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		s_failed(reply->str);
+		return;
+	}
+	T.deadline[S] = 0;
+	T.ping_at = ac_now_ms() + SUB_PING_MS;
 }
 
 /* Connection I to sentinel AT, with AUTH first when the sentinels have a password. */
@@ -339,6 +363,13 @@ ac_rsent_ask(void)
 	}
 }
 
+void
+ac_rsent_distrust(void)
+{
+	if (T.started && !T.asking && T.u->nhosts > 1)
+		T.at[Q] = (T.at[Q] + 1) % T.u->nhosts;
+}
+
 int
 ac_rsent_asking(void)
 {
@@ -397,12 +428,21 @@ ac_rsent_timer(long now)
 	settle(now);
 	if (T.ac[S] == NULL && now >= T.sub_at && dial(S, T.at[S], now) == -1)
 		settle(now);
+	if (T.ac[S] != NULL && T.subscribed && T.deadline[S] == 0 &&
+	    now >= T.ping_at) {
+		T.deadline[S] = now + SUB_MS;
+		T.ping_at = now + SUB_PING_MS;
+		redisAsyncCommand(T.ac[S], on_pong, NULL, "PING");
+	}
 	for (int i = 0; i < 2; i++)
 		if (T.ac[i] != NULL && T.deadline[i] != 0 &&
 		    (next < 0 || T.deadline[i] - now < next))
 			next = T.deadline[i] - now;
 	if (T.ac[S] == NULL && (next < 0 || T.sub_at - now < next))
 		next = T.sub_at > now ? T.sub_at - now : 0;
+	if (T.ac[S] != NULL && T.subscribed && T.deadline[S] == 0 &&
+	    (next < 0 || T.ping_at - now < next))
+		next = T.ping_at > now ? T.ping_at - now : 0;
 	return next;
 }
 

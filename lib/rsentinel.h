@@ -23,6 +23,10 @@ void ac_rsent_start(const struct ac_rdv_url *u, const struct ac_rsent_hooks *h);
  * found/failed answers, from ac_rsent_events or ac_rsent_timer. A question
  * already out is not asked twice. */
 void ac_rsent_ask(void);
+/* The last answer named a server that is not the master: the next
+ * question starts with the next sentinel (a stale one is not asked first
+ * for ever). */
+void ac_rsent_distrust(void);
 /* 1 while a question is out. */
 int  ac_rsent_asking(void);
 int  ac_rsent_fds(struct pollfd *pfd, int room);

@@ -214,9 +214,27 @@ test_sentinelurl(void)
 	/* The password is hidden on the command line; the master's name stays. */
 	ac_rdv_scrub(url);
 	CHECK_STR(url, "redis-sentinel://u:******@h1:5,[::1]:6#m");
-	strcpy(url, "redis-sentinel://h1:5#m@x");
+	/* The user part ends at the last '@': a password with '#' or '/' is
+	 * the password, hidden on the command line, never a master's name. */
+	CHECK(ac_rdv_parse("redis-sentinel://u:p#s/w@h1#m", NULL, &u, err,
+	    sizeof(err)) == 0);
+	CHECK_STR(u.password, "p#s/w");
+	CHECK_STR(u.master, "m");
+	CHECK(u.nhosts == 1 && u.db == 0);
+	strcpy(url, "redis-sentinel://u:p#ss@h1:5#m");
 	ac_rdv_scrub(url);
-	CHECK_STR(url, "redis-sentinel://h1:5#m@x");
+	CHECK_STR(url, "redis-sentinel://u:****@h1:5#m");
+	CHECK(ac_rdv_parse("redis-sentinel://s3cr#tpass@127.0.0.1:1", NULL, &u,
+	    err, sizeof(err)) == -1);
+	CHECK(strstr(err, "tpass") == NULL && strstr(err, "s3cr") == NULL);
+	CHECK(ac_rdv_parse("redis-sentinel://h#m#n", NULL, &u, err,
+	    sizeof(err)) == -1);
+	/* A password file that cannot be read (a directory) is an error. */
+	setenv("ACCELCTL_SENTINEL_PASSWORD_FILE", "/tmp", 1);
+	CHECK(ac_rdv_parse("redis-sentinel://h1#m", NULL, &u, err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "ACCELCTL_SENTINEL_PASSWORD_FILE") != NULL);
+	unsetenv("ACCELCTL_SENTINEL_PASSWORD_FILE");
 }
 
 /* redis-cluster:// (issue 20): seed nodes, 6379 by default, no database. */

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../sh/sentinel.sh"
 
-tearDown() { faults_teardown; ha_stop; }
+tearDown() { ha_stop; faults_teardown; }
 
 # The faults. Each notes its time; FAILED_OVER is the master's port before it.
 failover() {
@@ -33,6 +33,19 @@ stop_master() {
 	ha_wait_master_not "$FAILED_OVER" 30 >/dev/null || return 1
 	kill -CONT "$(ha_pid "$STOPPED")"
 	fault "$1" continued
+}
+# The sentinel the helpers listen to hangs, then the master: the other two
+# fail over, and the master stays stalled. Its connections hang without an
+# error and the listened-to sentinel says nothing: only its PING going
+# unanswered tells (it hung until the deadline before: review of issue 20).
+stop_sentinel_and_master() {
+	FAILED_OVER=$(ha_master)
+	STOPPED=$(ha_name "$FAILED_OVER")
+	kill -STOP "$(ha_pid s0)" || return 1
+	fault "$1" stop
+	kill -STOP "$(ha_pid "$STOPPED")" || return 1
+	HA_STOPPED=s0 ha_wait_master_not "$FAILED_OVER" 30 >/dev/null || return 1
+	fault "$1" promoted
 }
 kill_sentinel() {
 	fault "$1" sentinel
@@ -108,6 +121,62 @@ testFailoverLosesStreamEntries() {
 	mixed_loop "$RDV_SENTINEL" lose_stream
 	assertMidLoop "$LOOP_DIR" $GENS kill
 	report "master SIGKILLed, its stream's newest entry lost" kill
+}
+
+testSentinelAndMasterStalled() {
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	mixed_loop "$RDV_SENTINEL" stop_sentinel_and_master
+	assertMidLoop "$LOOP_DIR" $GENS stop promoted
+	report "the listened-to sentinel, then the master SIGSTOPped" stop
+}
+
+# A sentinel listed first that names a replica (a stale one): asked once,
+# then the others (it was asked for ever, every rank 125: review of issue 20).
+testStaleSentinelFirst() {
+	local d; d=$(scratch)/stale
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	fake_sentinel_start stale || { fail "the fake sentinel did not start"; return; }
+	RDV="redis-sentinel://127.0.0.1:$FAKE_PORT,${RDV_SENTINEL#redis-sentinel://}"
+	job_run "$d" 2 2 'for i in 1 2 3; do accelctl barrier --timeout 20s s || exit; done'
+	assertAllRc 0 "$d" 4 "a stale sentinel first"
+}
+
+# One listed sentinel does not monitor the master: when the helpers move their
+# subscription to it (the first one killed) its nil changes nothing (they
+# dropped the master they held, and every rank exited 125: review of issue 20).
+testSentinelWithoutTheMaster() {
+	local d; d=$(scratch)/nil
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	fake_sentinel_start nil || { fail "the fake sentinel did not start"; return; }
+	RDV="redis-sentinel://127.0.0.1:$(ha_port s0),127.0.0.1:$FAKE_PORT#$SENTINEL_MASTER"
+	job_start "$d" 2 2 'bar a --timeout 20s || exit
+		waitfor killed
+		for i in 1 2 3; do bar b --timeout 20s || exit; done'
+	local i=0
+	until [ "$(cat "$d"/g[0-9]* 2>/dev/null | grep -c '^a.0 leave')" = 4 ] || [ -e "$d/rc.0" ]; do
+		[ $i -lt 400 ] || break
+		sleep 0.05; i=$((i + 1))
+	done
+	kill -9 "$(ha_pid s0)"
+	# The subscription moves to the fake and asks it (its next PING or dial).
+	i=0
+	until grep -q 'checking with the sentinels' "$d"/n*/*.log 2>/dev/null; do
+		[ $i -lt 300 ] || { fail "the helpers did not ask the sentinel left"; break; }
+		sleep 0.05; i=$((i + 1))
+	done
+	touch "$d/killed"
+	job_wait
+	assertAllRc 0 "$d" 4 "a sentinel without the master"
+}
+
+# A master whose ROLE is renamed away (rename-command): READONLY tells a
+# replica instead (it never connected, 125: review of issue 20).
+testRoleRenamed() {
+	local d; d=$(scratch)/role
+	HA_REDIS_ARGS="--rename-command ROLE ''" ha_start ||
+		{ fail "Redis and the sentinels did not start"; return; }
+	RDV=$RDV_SENTINEL job_run "$d" 2 2 'accelctl barrier --timeout 20s a && accelctl barrier --timeout 20s b'
+	assertAllRc 0 "$d" 4 "ROLE renamed"
 }
 
 # The sentinel the helpers listen to first is killed, then another one is asked

@@ -117,13 +117,15 @@ ha_wait_known() {
 }
 
 # ha_wait_master_not PORT SECONDS: until every sentinel names a master other than PORT,
-# and that master says ROLE master; prints its port.
+# and that master says ROLE master; prints its port. Sentinels named in HA_STOPPED
+# (stalled on purpose) are not asked.
 ha_wait_master_not() {
 	local n=0 s m ok
 	while :; do
 		ok=1 m=""
 		for s in s0 s1 s2; do
 			[ -n "$(ha_pid "$s")" ] && kill -0 "$(ha_pid "$s")" 2>/dev/null || continue
+			case " ${HA_STOPPED:-} " in *" $s "*) continue ;; esac
 			local got
 			got=$(ha_cli "$s" --raw sentinel get-master-addr-by-name "$SENTINEL_MASTER" 2>/dev/null | sed -n 2p)
 			[ -n "$got" ] && [ "$got" != "$1" ] || ok=0
@@ -142,6 +144,8 @@ ha_wait_master_not() {
 # ha_stop: every server and sentinel of the suite, by pid (SIGCONT first: a stalled one).
 ha_stop() {
 	local f p
+	[ -z "${FAKE_PID:-}" ] || { kill -9 "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
+	FAKE_PID=""
 	[ -n "${HA_DIR:-}" ] || return 0
 	for f in "$HA_DIR"/*/pid; do
 		[ -f "$f" ] || continue
@@ -150,4 +154,48 @@ ha_stop() {
 		kill -9 "$p" 2>/dev/null
 	done
 	HA_DIR=""
+}
+
+# fake_sentinel_start MODE: a sentinel that lies, on a free port (FAKE_PORT): it
+# answers SENTINEL get-master-addr-by-name with replica r1's address (MODE stale)
+# or nil (MODE nil: it does not monitor the master), takes SUBSCRIBE and PING,
+# and never publishes. One Python process; FAKE_PID.
+fake_sentinel_start() {
+	FAKE_PORT=$(free_port)
+	python3 -c '
+import socket, sys, threading
+mode, replica = sys.argv[2], sys.argv[3]
+def bulk(s): return b"$%d\r\n%s\r\n" % (len(s), s.encode())
+def serve(c):
+    f = c.makefile("rb")
+    try:
+        while True:
+            line = f.readline()
+            if not line: return
+            n = int(line[1:]); args = []
+            for _ in range(n):
+                ln = int(f.readline()[1:]); args.append(f.read(ln + 2)[:-2].decode().lower())
+            if args[0] == "sentinel":
+                c.sendall(b"*2\r\n" + bulk("127.0.0.1") + bulk(replica) if mode == "stale" else b"*-1\r\n")
+            elif args[0] == "subscribe":
+                c.sendall(b"*3\r\n" + bulk("subscribe") + bulk(args[1]) + b":1\r\n")
+            elif args[0] == "ping":
+                c.sendall(b"*2\r\n" + bulk("pong") + bulk(""))
+            else:
+                c.sendall(b"+OK\r\n")
+    except (OSError, ValueError):
+        pass
+    finally:
+        c.close()
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64)
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+' "$FAKE_PORT" "$1" "$(ha_port r1)" &
+	FAKE_PID=$!
+	local i=0
+	until (exec 3<>"/dev/tcp/127.0.0.1/$FAKE_PORT") 2>/dev/null; do
+		[ $i -lt 200 ] || return 1
+		sleep 0.05; i=$((i + 1))
+	done
 }
