@@ -195,6 +195,20 @@ on_answer(redisAsyncContext *ac, void *r, void *priv)
 	T.h->found(host, (int)port);
 }
 
+/* A reply on the subscription: 0 to read it; -1 when it is closed or an
+ * error (which fails the subscription: the next sentinel is tried). */
+static int
+s_reply(const redisReply *reply)
+{
+	if (reply == NULL || T.reset[S])
+		return -1;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		s_failed(reply->str);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The subscription's messages: {"subscribe", channel, n} once, then
  * {"message", "+switch-master", "NAME OLDIP OLDPORT NEWIP NEWPORT"}.
@@ -208,12 +222,8 @@ on_message(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	(void)priv;
-	if (reply == NULL || T.reset[S])
+	if (s_reply(reply) == -1)
 		return;
-	if (reply->type == REDIS_REPLY_ERROR) {
-		s_failed(reply->str);
-		return;
-	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
 	    reply->element[0]->type != REDIS_REPLY_STRING)
 		return;
@@ -244,12 +254,8 @@ on_pong(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	(void)priv;
-	if (reply == NULL || T.reset[S])
+	if (s_reply(reply) == -1)
 		return;
-	if (reply->type == REDIS_REPLY_ERROR) {
-		s_failed(reply->str);
-		return;
-	}
 	T.deadline[S] = 0;
 	T.ping_at = ac_now_ms() + SUB_PING_MS;
 }
