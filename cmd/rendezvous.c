@@ -12,6 +12,7 @@
 #include "num.h"
 #include "rdvaddr.h"
 #include "rdvstate.h"
+#include "rdvurl.h"
 #if ACCELCTL_HAVE_HIREDIS
 #include "rdvquery.h"
 #include "rdvserver.h"
@@ -67,10 +68,10 @@ put_json(const char *s)
 static void
 url_of(const struct ac_rdv_state *s, char *url, size_t len)
 {
-	int v6 = strchr(s->addr, ':') != NULL;
+	char hp[300];
 
-	snprintf(url, len, "redis://%s@%s%s%s:%d", AC_RDV_USER, v6 ? "[" : "",
-	    s->addr, v6 ? "]" : "", s->port);
+	snprintf(url, len, "redis://%s@%s", AC_RDV_USER,
+	    ac_rdv_hostport(s->addr, s->port, hp, sizeof(hp)));
 }
 
 #if ACCELCTL_HAVE_HIREDIS

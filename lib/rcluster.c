@@ -1,4 +1,4 @@
-/* rcluster.c: Redis Cluster's redirections: which node MOVED and ASK name.
+/* rcluster.c: Redis Cluster's redirections: which node MOVED names.
  *
  * A job's keys all hash to one slot ({JOB}), so the "slot map" a cluster
  * client keeps is, for us, one address: the node serving that slot. MOVED
@@ -23,24 +23,18 @@
 #include "rcluster.h"
 
 int
-ac_rcluster_redirect(const char *text, const char *cur, struct ac_rdv_host *h)
+ac_rcluster_moved(const char *text, const char *cur, struct ac_rdv_host *h)
 {
-	int kind;
 	const char *p, *colon, *why;
 	long v;
 
-	if (strncmp(text, "MOVED ", 6) == 0)
-		kind = AC_REDIR_MOVED, p = text + 6;
-	else if (strncmp(text, "ASK ", 4) == 0)
-		kind = AC_REDIR_ASK, p = text + 4;
-	else
-		return AC_REDIR_NONE;
-	/* "SLOT HOST:PORT"; the host may be an IPv6 address: the port
+	/* "MOVED SLOT HOST:PORT"; the host may be an IPv6 address: the port
 	 * follows the last ':'. */
-	if ((p = strchr(p, ' ')) == NULL || (colon = strrchr(++p, ':')) == NULL ||
+	if (strncmp(text, "MOVED ", 6) != 0 || (p = strchr(text + 6, ' ')) == NULL ||
+	    (colon = strrchr(++p, ':')) == NULL ||
 	    ac_parse_uint(colon + 1, 65535, &v, &why) == -1 || v == 0 ||
 	    (size_t)(colon - p) >= sizeof(h->host))
-		return AC_REDIR_NONE;
+		return 0;
 	if (colon == p)
 		snprintf(h->host, sizeof(h->host), "%s", cur);
 	else {
@@ -48,5 +42,5 @@ ac_rcluster_redirect(const char *text, const char *cur, struct ac_rdv_host *h)
 		h->host[colon - p] = '\0';
 	}
 	h->port = (int)v;
-	return kind;
+	return 1;
 }

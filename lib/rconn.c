@@ -182,6 +182,7 @@ static void
 next_target(void)
 {
 	const struct ac_rdv_host *t = R.following ? &R.follow : seed(R.seedi);
+	char hp[300];
 
 	if (!R.following)
 		R.seedi = (R.seedi + 1) % R.nseeds;
@@ -191,9 +192,9 @@ next_target(void)
 	R.moved = 1;
 	snprintf(R.url.host, sizeof(R.url.host), "%s", t->host);
 	R.url.port = t->port;
-	snprintf(R.url.where, sizeof(R.url.where), "%s%s%s%s:%d",
-	    R.url.cluster ? "cluster node " : "", strchr(t->host, ':') ? "[" : "",
-	    t->host, strchr(t->host, ':') ? "]" : "", t->port);
+	snprintf(R.url.where, sizeof(R.url.where), "%s%s",
+	    R.url.cluster ? "cluster node " : "", ac_rdv_hostport(t->host,
+	    t->port, hp, sizeof(hp)));
 }
 
 /* A transient failure: close both, dial again after a back-off. */
@@ -472,6 +473,7 @@ connect_both(long now)
 static void
 found(const char *host, int port)
 {
+	char hp[300];
 	int same = strcmp(host, R.url.host) == 0 && port == R.url.port;
 
 	if (R.fatal || R.closing)
@@ -492,9 +494,8 @@ found(const char *host, int port)
 		R.moved = 1;
 	snprintf(R.url.host, sizeof(R.url.host), "%s", host);
 	R.url.port = port;
-	snprintf(R.url.where, sizeof(R.url.where), "master '%s' at %s%s%s:%d",
-	    R.url.master, strchr(host, ':') ? "[" : "", host,
-	    strchr(host, ':') ? "]" : "", port);
+	snprintf(R.url.where, sizeof(R.url.where), "master '%s' at %s",
+	    R.url.master, ac_rdv_hostport(host, port, hp, sizeof(hp)));
 	R.have_master = 1;
 	R.retry_at = ac_now_ms();	/* dialled by the timer, outside hiredis */
 }
@@ -575,8 +576,7 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
 		struct ac_rdv_host h;
 
-		switch (ac_rcluster_redirect(reply->str, R.url.host, &h)) {
-		case AC_REDIR_MOVED:
+		if (ac_rcluster_moved(reply->str, R.url.host, &h)) {
 			follow(&h, reply->str);
 			c->cb(NULL, c->priv);
 			free(c);
@@ -641,12 +641,10 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 		return;		/* closed: issued again once reconnected */
 	if (reply->type == REDIS_REPLY_ERROR) {
 		struct ac_rdv_host h;
-		int k = R.nseeds > 0 ? ac_rcluster_redirect(reply->str,
-		    R.url.host, &h) : AC_REDIR_NONE;
 
 		/* The stream's slot moved: follow it. (ASK, a slot that
 		 * is moving, is a transient error, as below.) */
-		if (k == AC_REDIR_MOVED) {
+		if (R.nseeds > 0 && ac_rcluster_moved(reply->str, R.url.host, &h)) {
 			follow(&h, reply->str);
 			return;
 		}

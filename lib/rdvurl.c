@@ -171,12 +171,23 @@ parse_hosts(const char *p, const char *end, const char *password_file,
 			break;
 	}
 	k = strlen(u->where);
-	for (int i = 0; i < u->nhosts && k < sizeof(u->where); i++)
-		k += (size_t)snprintf(u->where + k, sizeof(u->where) - k, "%s%s%s%s:%d",
-		    i ? "," : "", strchr(u->hosts[i].host, ':') ? "[" : "",
-		    u->hosts[i].host, strchr(u->hosts[i].host, ':') ? "]" : "",
-		    u->hosts[i].port);
+	for (int i = 0; i < u->nhosts && k < sizeof(u->where); i++) {
+		char hp[300];
+
+		k += (size_t)snprintf(u->where + k, sizeof(u->where) - k, "%s%s",
+		    i ? "," : "", ac_rdv_hostport(u->hosts[i].host,
+		    u->hosts[i].port, hp, sizeof(hp)));
+	}
 	return 0;
+}
+
+const char *
+ac_rdv_hostport(const char *host, int port, char *buf, size_t len)
+{
+	int v6 = strchr(host, ':') != NULL;
+
+	snprintf(buf, len, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
+	return buf;
 }
 
 /* redis-cluster://...: the seed nodes; the first is dialled first. */

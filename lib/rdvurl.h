@@ -47,6 +47,9 @@ struct ac_rdv_url {
 int ac_rdv_parse(const char *url, const char *password_file,
     struct ac_rdv_url *u, char *err, size_t errlen);
 
+/* "host:port", or "[host]:port" for an IPv6 address, into BUF; returns BUF. */
+const char *ac_rdv_hostport(const char *host, int port, char *buf, size_t len);
+
 /*
  * Overwrite, in place, the password of the URL in ARG (the "user:password"
  * before '@'; the user stays) with '*': ARG is an argument of our own

@@ -79,12 +79,9 @@ static const char *
 name_of(int i)
 {
 	static char buf[300];
-	const struct ac_rdv_host *h = &T.u->hosts[i];
-	int v6 = strchr(h->host, ':') != NULL;
 
-	snprintf(buf, sizeof(buf), "%s%s%s:%d", v6 ? "[" : "", h->host,
-	    v6 ? "]" : "", h->port);
-	return buf;
+	return ac_rdv_hostport(T.u->hosts[i].host, T.u->hosts[i].port, buf,
+	    sizeof(buf));
 }
 
 /* The question's sentinel failed with WHY: note it; the next one is asked. */

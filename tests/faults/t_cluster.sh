@@ -25,6 +25,9 @@ migrate_keys() {
 	return 0
 }
 
+# redirected NODE: it gave an ASK or TRYAGAIN reply.
+redirected() { [ "$(redirects "$1")" -gt 0 ]; }
+
 # redirects NODE: how many ASK and TRYAGAIN replies NODE gave.
 redirects() {
 	cl_cli "$1" info errorstats | tr -d '\r' |
@@ -40,7 +43,7 @@ migrate() {
 	local d=$1 slot src dst sid did i=0
 	slot=$(job_slot) src=$(cl_owner "$slot")
 	for i in n0 n1 n2 n3 n4 n5; do
-		[ "$i" != "$src" ] && [ "$(cl_cli "$i" role | head -1)" = master ] && dst=$i && break
+		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
 	done
 	sid=$(cl_id "$src") did=$(cl_id "$dst")
 	fault "$d" migrate
@@ -51,45 +54,40 @@ migrate() {
 	# Until a helper met the half-moved slot: the source's count of ASK and
 	# TRYAGAIN replies (INFO errorstats) grows (the helpers' logs say it at
 	# most once per 10 s).
-	i=0
-	until [ "$(redirects "$src")" -gt 0 ]; do
-		[ $i -lt 300 ] || { echo "no helper met the moving slot" >&2; break; }
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 15 redirected "$src" || echo "no helper met the moving slot" >&2
 	REDIRECTS=$(redirects "$src")
 	migrate_keys "$src" "$dst" "$slot" 10 || return 1
 	for i in "$dst" "$src" $(cl_live); do
-		[ "$(cl_cli "$i" role | head -1)" = master ] &&
+		[ "$(cl_role "$i")" = master ] &&
 			cl_cli "$i" cluster setslot "$slot" node "$did" >/dev/null
 	done
 	fault "$d" moved
 	MOVED_TO=$dst
 }
 
+# slot_pair: SRC, the node serving the job's slot, and REP, its replica.
+slot_pair() {
+	SRC=$(cl_owner "$(job_slot)") REP=$(cl_replica_of "$SRC")
+	[ -n "$REP" ]
+}
+
+# promoted NODE: it is a master, and says the cluster is whole.
+promoted() { [ "$(cl_role "$1")" = master ] && cl_ok "$1"; }
+
 # cluster_failover DIR: the slot master's replica takes over (CLUSTER FAILOVER).
 cluster_failover() {
-	local slot src rep i=0
-	slot=$(job_slot) src=$(cl_owner "$slot") rep=$(cl_replica_of "$src")
-	[ -n "$rep" ] || return 1
+	slot_pair || return 1
 	fault "$1" failover
-	cl_cli "$rep" cluster failover | grep -q OK || return 1
-	until [ "$(cl_cli "$rep" role 2>/dev/null | head -1)" = master ]; do
-		[ $i -lt 400 ] || return 1
-		sleep 0.05; i=$((i + 1))
-	done
+	cl_cli "$REP" cluster failover | grep -q OK || return 1
+	eventually 20 promoted "$REP"
 }
 
 # kill_slot_master DIR: SIGKILL the slot's master; its replica is promoted.
 kill_slot_master() {
-	local slot src rep i=0
-	slot=$(job_slot) src=$(cl_owner "$slot") rep=$(cl_replica_of "$src")
-	[ -n "$rep" ] || return 1
+	slot_pair || return 1
 	fault "$1" kill
-	kill -9 "$(cl_pid "$src")" || return 1
-	until [ "$(cl_cli "$rep" role 2>/dev/null | head -1)" = master ] && cl_wait_ok 1; do
-		[ $i -lt 600 ] || return 1
-		sleep 0.05; i=$((i + 1))
-	done
+	kill -9 "$(cl_pid "$SRC")" || return 1
+	eventually 30 promoted "$REP" || return 1
 	fault "$1" promoted
 }
 
@@ -97,16 +95,10 @@ kill_slot_master() {
 # while the old one keeps its connections, silent (the helpers waited on it
 # until their deadline before: review of issue 20).
 stop_slot_master() {
-	local slot src rep i=0
-	slot=$(job_slot) src=$(cl_owner "$slot") rep=$(cl_replica_of "$src")
-	[ -n "$rep" ] || return 1
+	slot_pair || return 1
 	fault "$1" stop
-	kill -STOP "$(cl_pid "$src")" || return 1
-	until [ "$(cl_cli "$rep" role 2>/dev/null | head -1)" = master ] &&
-		cl_cli "$rep" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; do
-		[ $i -lt 600 ] || return 1
-		sleep 0.05; i=$((i + 1))
-	done
+	kill -STOP "$(cl_pid "$SRC")" || return 1
+	eventually 30 promoted "$REP" || return 1
 	fault "$1" promoted
 }
 

@@ -59,22 +59,19 @@ kill_sentinel() {
 # and read by every helper (MONITOR shows their XREADs from it); the replicas,
 # made writable, drop the stream locally; the master is SIGKILLed. A helper
 # that went on reading from its cursor missed every result from then on.
+# read_by_all FILE: MONITOR's FILE shows NODES XREADs from the future entry.
+read_by_all() { [ "$(grep -c '"XREAD".*"9999999999999-0"' "$1")" -ge $NODES ]; }
+
 lose_stream() {
-	local key ids i=0
+	local key r
 	FAILED_OVER=$(ha_master)
 	key=$(ha_cli "$(ha_name "$FAILED_OVER")" --scan --pattern "accelctl:{$JOB}:r*:ev" | head -1)
 	[ -n "$key" ] || return 1
 	timeout 30 redis-cli -h 127.0.0.1 -p "$FAILED_OVER" monitor >"$1/monitor" 2>&1 &
-	until grep -q '"monitor"\|^OK' "$1/monitor" 2>/dev/null; do
-		[ $i -lt 200 ] || return 1
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 10 grep -q '"monitor"\|^OK' "$1/monitor" || return 1
 	ha_cli "$(ha_name "$FAILED_OVER")" xadd "$key" 9999999999999-0 e future >/dev/null || return 1
-	i=0
-	until [ "$(grep -c '"XREAD".*"9999999999999-0"' "$1/monitor")" -ge $NODES ]; do
-		[ $i -lt 200 ] || { echo "the helpers did not read the entry" >&2; return 1; }
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 10 read_by_all "$1/monitor" ||
+		{ echo "the helpers did not read the entry" >&2; return 1; }
 	kill %% 2>/dev/null
 	for r in r0 r1 r2; do
 		[ "$(ha_port "$r")" = "$FAILED_OVER" ] && continue
@@ -109,11 +106,7 @@ testMasterStoppedPastDownAfterThenContinued() {
 	mixed_loop "$RDV_SENTINEL" stop_master
 	assertMidLoop "$LOOP_DIR" $GENS stop continued
 	report "master SIGSTOPped past down-after-milliseconds" stop
-	local i=0
-	until [ "$(ha_cli "$STOPPED" --raw role 2>/dev/null | head -1)" = slave ]; do
-		[ $i -lt 400 ] || { fail "the continued master did not become a replica"; break; }
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 20 role_is "$STOPPED" slave || fail "the continued master did not become a replica"
 }
 
 testFailoverLosesStreamEntries() {
@@ -144,6 +137,9 @@ testStaleSentinelFirst() {
 # One listed sentinel does not monitor the master: when the helpers move their
 # subscription to it (the first one killed) its nil changes nothing (they
 # dropped the master they held, and every rank exited 125: review of issue 20).
+passed_a() { [ "$(cat "$1"/g[0-9]* 2>/dev/null | grep -c '^a.0 leave')" = 4 ]; }
+role_is() { [ "$(ha_role "$1")" = "$2" ]; }
+
 testSentinelWithoutTheMaster() {
 	local d; d=$(scratch)/nil
 	ha_start || { fail "Redis and the sentinels did not start"; return; }
@@ -152,18 +148,11 @@ testSentinelWithoutTheMaster() {
 	job_start "$d" 2 2 'bar a --timeout 20s || exit
 		waitfor killed
 		for i in 1 2 3; do bar b --timeout 20s || exit; done'
-	local i=0
-	until [ "$(cat "$d"/g[0-9]* 2>/dev/null | grep -c '^a.0 leave')" = 4 ] || [ -e "$d/rc.0" ]; do
-		[ $i -lt 400 ] || break
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 20 passed_a "$d" || fail "the ranks did not pass 'a'"
 	kill -9 "$(ha_pid s0)"
 	# The subscription moves to the fake and asks it (its next PING or dial).
-	i=0
-	until grep -q 'checking with the sentinels' "$d"/n*/*.log 2>/dev/null; do
-		[ $i -lt 300 ] || { fail "the helpers did not ask the sentinel left"; break; }
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 15 grep -q 'checking with the sentinels' "$d"/n0/*.log "$d"/n1/*.log ||
+		fail "the helpers did not ask the sentinel left"
 	touch "$d/killed"
 	job_wait
 	assertAllRc 0 "$d" 4 "a sentinel without the master"
@@ -177,6 +166,26 @@ testRoleRenamed() {
 		{ fail "Redis and the sentinels did not start"; return; }
 	RDV=$RDV_SENTINEL job_run "$d" 2 2 'accelctl barrier --timeout 20s a && accelctl barrier --timeout 20s b'
 	assertAllRc 0 "$d" 4 "ROLE renamed"
+}
+
+# The node helpers under valgrind through a SENTINEL FAILOVER: ROLE, the
+# subscription's message, the redial and the stream read from its start.
+testFailoverHelpersUnderValgrind() {
+	local d; d=$(scratch)/vg
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	ha_start || { fail "Redis and the sentinels did not start"; return; }
+	RDV=$RDV_SENTINEL
+	vg_helpers_start "$d" 2 2 || return
+	job_start "$d" 2 2 'loop 20 40s 8 1 faulted'
+	if at_gen "$d" 8; then
+		failover "$d" || fail "the failover did not happen"
+	fi
+	touch "$d/faulted"
+	job_wait
+	assertAllRc 0 "$d" 4 "a failover with the helpers under valgrind"
+	assertNoEarly "$d"
+	assertMidLoop "$d" 20 failover
+	vg_helpers_stop "$d" 2 2
 }
 
 # The sentinel the helpers listen to first is killed, then another one is asked

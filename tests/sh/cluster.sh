@@ -34,18 +34,14 @@ cl_start() {
 }
 
 # cl_wait_synced SECONDS: every replica's link to its master is up.
-cl_wait_synced() {
-	local n=0 i ok
-	while :; do
-		ok=1
-		for i in $(cl_live); do
-			cl_cli "$i" info replication 2>/dev/null | tr -d '\r' | grep -q '^role:slave' || continue
-			cl_cli "$i" info replication 2>/dev/null | tr -d '\r' | grep -q '^master_link_status:up' || ok=0
-		done
-		[ $ok = 1 ] && return 0
-		[ $n -lt $(($1 * 20)) ] || return 1
-		sleep 0.05; n=$((n + 1))
-	done
+cl_wait_synced() { eventually "$1" cl_all cl_synced; }
+
+# cl_synced NODE: a master, or a replica whose link to its master is up.
+cl_synced() {
+	local info; info=$(cl_cli "$1" info replication 2>/dev/null | tr -d '\r')
+	case $info in *role:slave*) ;; *) return 0 ;; esac
+	case $info in *master_link_status:up*) return 0 ;; esac
+	return 1
 }
 
 # cl_free_port TAKEN: a port P nothing listens on, with its cluster bus port P+10000
@@ -56,8 +52,7 @@ cl_free_port() {
 	while :; do
 		p=$((20000 + RANDOM % 2700))
 		case " $1 " in *":$p "* | *":$((p + 10000)) "* | *":$((p - 10000)) "*) continue ;; esac
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-		(exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null && continue
+		listening "$p" || listening "$((p + 10000))" && continue
 		echo "$p"
 		return
 	done
@@ -69,16 +64,14 @@ cl_cli() { local n=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$(cl_port "$
 
 # cl_node_start I: node I on its port, in cluster mode.
 cl_node_start() {
-	local d=$CL_DIR/n$1 n=0
+	local d=$CL_DIR/n$1
 	redis-server --port "$(cat "$d/port")" --bind 127.0.0.1 --save '' --appendonly no \
 		--cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
 		--cluster-node-timeout "$CLUSTER_TIMEOUT_MS" --repl-diskless-sync-delay 0 \
 		--dir "$d" --daemonize yes \
 		--pidfile "$d/pid" --logfile "$d/log"
-	until cl_cli "n$1" ping >/dev/null 2>&1; do
-		[ $n -lt 200 ] || { echo "node n$1 did not start: $(tail -3 "$d/log")" >&2; return 1; }
-		sleep 0.05; n=$((n + 1))
-	done
+	eventually 10 cl_cli "n$1" ping >/dev/null 2>&1 ||
+		{ echo "node n$1 did not start: $(tail -3 "$d/log")" >&2; return 1; }
 }
 
 # cl_live: the nodes whose process runs.
@@ -90,18 +83,16 @@ cl_live() {
 }
 
 # cl_wait_ok SECONDS: every live node says cluster_state:ok.
-cl_wait_ok() {
-	local n=0 i ok
-	while :; do
-		ok=1
-		for i in $(cl_live); do
-			cl_cli "$i" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || ok=0
-		done
-		[ $ok = 1 ] && return 0
-		[ $n -lt $(($1 * 20)) ] || return 1
-		sleep 0.05; n=$((n + 1))
-	done
+cl_wait_ok() { eventually "$1" cl_all cl_ok; }
+
+# cl_all CHECK: CHECK NODE holds for every live node.
+cl_all() {
+	local i
+	for i in $(cl_live); do "$1" "$i" || return 1; done
 }
+
+# cl_ok NODE: it says cluster_state:ok.
+cl_ok() { cl_cli "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
 
 # cl_slot KEY: the slot of KEY (its {hash tag}).
 cl_slot() { cl_cli n0 cluster keyslot "$1"; }
@@ -148,3 +139,6 @@ cl_stop() {
 	done
 	CL_DIR=""
 }
+
+# cl_role NODE: what ROLE says first (master, slave), or nothing.
+cl_role() { cl_cli "$1" role 2>/dev/null | head -1; }

@@ -1,4 +1,7 @@
-# port.sh: free_port, for the suites and scripts that start a server on loopback.
+# port.sh: free_port and listening, for the suites and scripts that start a server on loopback.
+
+# listening PORT: something accepts connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # free_port: a loopback port nothing listens on, below Linux's ephemeral range
 # (32768 and up by default): a port an outgoing connection holds answers no
@@ -7,6 +10,6 @@ free_port() {
 	local p
 	while :; do
 		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+		listening "$p" || { echo "$p"; return; }
 	done
 }

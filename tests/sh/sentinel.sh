@@ -65,11 +65,7 @@ redis_server_at() {
 	local i=$1 d=$HA_DIR/r$1; shift
 	redis-server --port "$(cat "$d/port")" --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$d" --daemonize yes --pidfile "$d/pid" --logfile "$d/log" "$@"
-	local n=0
-	until ha_cli "r$i" ping >/dev/null 2>&1; do
-		[ $n -lt 200 ] || return 1
-		sleep 0.05; n=$((n + 1))
-	done
+	eventually 10 ha_cli "r$i" ping >/dev/null 2>&1
 }
 
 # ha_cli NAME ARGS...: redis-cli to r0..r2 or s0..s2, bounded (with the password
@@ -101,45 +97,34 @@ ha_name() {
 }
 
 # ha_wait_known SECONDS: every sentinel knows two replicas and two other sentinels.
-ha_wait_known() {
-	local n=0 s ok
-	while :; do
-		ok=1
-		for s in s0 s1 s2; do
-			ha_cli "$s" sentinel master "$SENTINEL_MASTER" 2>/dev/null | tr -d '\r' | awk '
-				prev == "num-slaves" { r = $1 } prev == "num-other-sentinels" { o = $1 }
-				{ prev = $1 } END { exit !(r >= 2 && o >= 2) }' || ok=0
-		done
-		[ $ok = 1 ] && return 0
-		[ $n -lt $(($1 * 20)) ] || return 1
-		sleep 0.05; n=$((n + 1))
+ha_wait_known() { eventually "$1" ha_known; }
+ha_known() {
+	local s
+	for s in s0 s1 s2; do
+		ha_cli "$s" sentinel master "$SENTINEL_MASTER" 2>/dev/null | tr -d '\r' | awk '
+			prev == "num-slaves" { r = $1 } prev == "num-other-sentinels" { o = $1 }
+			{ prev = $1 } END { exit !(r >= 2 && o >= 2) }' || return 1
 	done
 }
 
 # ha_wait_master_not PORT SECONDS: until every sentinel names a master other than PORT,
 # and that master says ROLE master; prints its port. Sentinels named in HA_STOPPED
 # (stalled on purpose) are not asked.
-ha_wait_master_not() {
-	local n=0 s m ok
-	while :; do
-		ok=1 m=""
-		for s in s0 s1 s2; do
-			[ -n "$(ha_pid "$s")" ] && kill -0 "$(ha_pid "$s")" 2>/dev/null || continue
-			case " ${HA_STOPPED:-} " in *" $s "*) continue ;; esac
-			local got
-			got=$(ha_cli "$s" --raw sentinel get-master-addr-by-name "$SENTINEL_MASTER" 2>/dev/null | sed -n 2p)
-			[ -n "$got" ] && [ "$got" != "$1" ] || ok=0
-			m=$got
-		done
-		if [ $ok = 1 ] && [ -n "$m" ] &&
-			[ "$(ha_cli "$(ha_name "$m")" --raw role 2>/dev/null | head -1)" = master ]; then
-			echo "$m"
-			return 0
-		fi
-		[ $n -lt $(($2 * 20)) ] || return 1
-		sleep 0.05; n=$((n + 1))
+ha_wait_master_not() { eventually "$2" ha_master_not "$1"; }
+ha_master_not() {
+	local s m="" got
+	for s in s0 s1 s2; do
+		[ -n "$(ha_pid "$s")" ] && kill -0 "$(ha_pid "$s")" 2>/dev/null || continue
+		case " ${HA_STOPPED:-} " in *" $s "*) continue ;; esac
+		got=$(ha_cli "$s" --raw sentinel get-master-addr-by-name "$SENTINEL_MASTER" 2>/dev/null | sed -n 2p)
+		[ -n "$got" ] && [ "$got" != "$1" ] || return 1
+		m=$got
 	done
+	[ -n "$m" ] && [ "$(ha_role "$(ha_name "$m")")" = master ] && echo "$m"
 }
+
+# ha_role NAME: what ROLE says first (master, slave), or nothing.
+ha_role() { ha_cli "$1" --raw role 2>/dev/null | head -1; }
 
 # ha_stop: every server and sentinel of the suite, by pid (SIGCONT first: a stalled one).
 ha_stop() {
@@ -193,9 +178,5 @@ while True:
     c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
 ' "$FAKE_PORT" "$1" "$(ha_port r1)" &
 	FAKE_PID=$!
-	local i=0
-	until (exec 3<>"/dev/tcp/127.0.0.1/$FAKE_PORT") 2>/dev/null; do
-		[ $i -lt 200 ] || return 1
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually 10 listening "$FAKE_PORT"
 }
