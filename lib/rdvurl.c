@@ -213,6 +213,18 @@ parse_cluster(const char *url, const char *password_file,
 	return 0;
 }
 
+/* S holds only printable ASCII other than space: a master's name, which
+ * messages and the sentinels' commands carry (a control byte there would
+ * garble a log line or a RESP frame). */
+static int
+printable_word(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s <= ' ' || *s > '~')
+			return 0;
+	return 1;
+}
+
 /* redis-sentinel://...: the sentinels, the master's name, the database. */
 static int
 parse_sentinel(const char *url, const char *password_file,
@@ -227,9 +239,10 @@ parse_sentinel(const char *url, const char *password_file,
 	rest = strrchr(p, '@') != NULL ? strrchr(p, '@') + 1 : p;
 	if ((hash = strrchr(rest, '#')) == NULL || hash[1] == '\0' ||
 	    copy(u->master, sizeof(u->master), hash + 1, strlen(hash + 1)) == -1 ||
-	    strcspn(u->master, " \t\r\n") != strlen(u->master)) {
+	    !printable_word(u->master)) {
 		snprintf(err, errlen, "invalid rendezvous: expected %s (the "
-		    "master's name after '#', at most %zu bytes, no spaces)",
+		    "master's name after '#', at most %zu bytes, printable, "
+		    "no spaces)",
 		    SENTINEL_FORM, sizeof(u->master) - 1);
 		return -1;
 	}

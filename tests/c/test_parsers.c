@@ -182,6 +182,8 @@ test_sentinelurl(void)
 		"redis-sentinel://h1:5",		/* no master */
 		"redis-sentinel://h1:5#",		/* an empty one */
 		"redis-sentinel://h1:5#a b",		/* a space in it */
+		"redis-sentinel://h1:5#m\001x",		/* a control byte in it */
+		"redis-sentinel://h1:5#m\303\251",	/* not ASCII */
 		"redis-sentinel://#m",			/* no sentinel */
 		"redis-sentinel://h1,#m",		/* an empty one */
 		"redis-sentinel://h1:0#m",		/* port 0 */

@@ -3,7 +3,8 @@
  * The input is the URL (ACCELCTL_RENDEZVOUS), optionally followed by a NUL
  * byte and the contents of ACCELCTL_REDIS_PASSWORD_FILE, written to a
  * temporary file. Checks beyond the sanitizers: a parsed address has a port
- * in 1-65535 (or a Unix socket path starting with /), a database in
+ * in 1-65535 (or a Unix socket path starting with /; or sentinels or seeds,
+ * each with a port, and a printable master's name for Sentinel), a database in
  * 0-1000000 and terminated strings; a refused one has a reason.
  */
 #include <fcntl.h>
@@ -72,7 +73,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		terminated(u.user, sizeof(u.user));
 		terminated(u.password, sizeof(u.password));
 		terminated(u.where, sizeof(u.where));
-		if (u.path[0] != '\0' ? u.path[0] != '/' || u.host[0] != '\0' :
+		terminated(u.master, sizeof(u.master));
+		if (u.nhosts > 0) {
+			/* Sentinels or a cluster's seeds: each with a port; a
+			 * Sentinel URL names its master (the address comes later). */
+			if (u.nhosts > AC_RDV_HOSTS_MAX ||
+			    (u.master[0] == '\0') == (u.cluster == 0))
+				abort();
+			for (int i = 0; i < u.nhosts; i++) {
+				terminated(u.hosts[i].host, sizeof(u.hosts[i].host));
+				if (u.hosts[i].host[0] == '\0' ||
+				    u.hosts[i].port < 1 || u.hosts[i].port > 65535)
+					abort();
+			}
+			for (const char *c = u.master; *c != '\0'; c++)
+				if (*c <= ' ' || *c > '~')
+					abort();
+		} else if (u.path[0] != '\0' ? u.path[0] != '/' || u.host[0] != '\0' :
 		    u.port < 1 || u.port > 65535)
 			abort();
 		if (u.db < 0 || u.db > 1000000 || u.where[0] == '\0')
