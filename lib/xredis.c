@@ -62,6 +62,7 @@ static struct {
 	char		 base[AC_KEY_MAX + 32];		/* accelctl:{JOB}: */
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
 	long		 next_keep;	/* ms: the kept results' next refresh */
+	long		 cur;		/* the run counter as last seen (s_join) */
 	int		 wake_busy;	/* node 0: a wake's look is out */
 } X;
 
@@ -82,39 +83,40 @@ struct script {
 
 /*
  * Lua, part of the scripts that tell every node: add entry E to the run's
- * stream of events (keys starting with P), which every node's helper reads
+ * stream of events (key S, declared by every script that calls this: see
+ * "Every key declared" below), which every node's helper reads
  * with its own cursor (XREAD BLOCK): one call per result, whatever the nodes,
  * where a list per node took one per node. Capped at about EVENTS_MAX
  * entries: a helper connected reads on at once, and one that was not posts
  * everything again when it reconnects (sweep), which brings back what a
- * trimmed entry said. NN is not needed any more (the entry is not per node).
+ * trimmed entry said.
  */
 #define FANOUT_LUA \
-"local function fanout(p, nn, e, ttl)\n" \
-"  local s = p .. 'ev'\n" \
+"local function fanout(s, e, ttl)\n" \
 "  redis.call('XADD', s, 'MAXLEN', '~', 1000, '*', 'e', e)\n" \
 "  redis.call('EXPIRE', s, ttl)\n" \
 "end\n"
 
 /*
- * A run's number in its keys' names: base 36 (run_tag() below), because a
- * run opened without a counter is numbered by the time in ms, 13 digits in
- * every key an arrival names, 8 here. Lua numbers are doubles: exact to 2^53.
+ * Every key declared. A script names in KEYS every key it touches, and the
+ * caller builds those names (keyname(), run_prefix()): Redis Cluster checks
+ * only declared keys when a slot is moving, so a script whose keys are all
+ * still on the migrating node runs there, one whose keys have all moved is
+ * sent on with ASK (and ASKING, rconn.c) to the importing node, and one
+ * whose keys are split between the two is refused with TRYAGAIN and sent
+ * again: never run where half of its keys are (DESIGN-NOTES "Redis Cluster").
+ * The one script whose keys depend on what it reads, the registration, is
+ * sent with the counter's value the caller assumed, and refuses ({4, value})
+ * when that was wrong.
  */
-#define RUN_TAG_LUA \
-"local function tag(n)\n" \
-"  local d, s = '0123456789abcdefghijklmnopqrstuvwxyz', ''\n" \
-"  repeat local r = n % 36\n" \
-"    s = string.sub(d, r + 1, r + 1) .. s\n" \
-"    n = (n - r) / 36 until n == 0\n" \
-"  return s\n" \
-"end\n"
 
 /*
  * Lua: register this node's helper in a run of the job (DESIGN-NOTES "Run
- * identity"). KEYS: the run counter. ARGV: the job's key prefix, node, nonce
- * (of this helper's lineage), the run it knows (0: a fresh helper), ttl,
- * nnodes, the time (ms since the epoch).
+ * identity"). KEYS: the run counter, the job's wake stream, the members and
+ * the stream of events of run CUR (the counter's value the caller assumed),
+ * and the members of the run this registration ends in (reg_run()). ARGV:
+ * CUR, node, nonce (of this helper's lineage), the run it knows (0: a fresh
+ * helper), ttl, nnodes, the time (ms since the epoch).
  *
  * A helper that knows its run stays in it (Redis may have lost the counter:
  * it is raised again); {0, run} when its node's place there was taken by
@@ -133,42 +135,42 @@ struct script {
  * this launch's yet: {2, run}, ask again. A {2} also adds an entry to the
  * job's wake stream, which node 0 reads: where Redis lost the run (FLUSHALL,
  * a restart empty) while node 0 waits for nothing, only node 0 can open it
- * again, and nothing else would tell it (on_wake).
+ * again, and nothing else would tell it (on_wake). A fresh helper whose CUR
+ * was not the counter's value gets {4, value}: the keys it declared were
+ * not the ones its registration would touch; it sends again with VALUE.
  */
-static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
+static struct script register_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[5])\n"
 "local function wake()\n"
-"  local w = ARGV[1] .. 'wake'\n"
-"  redis.call('XADD', w, 'MAXLEN', '~', 16, '*', 'w', ARGV[2])\n"
-"  redis.call('EXPIRE', w, ttl)\n"
+"  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 16, '*', 'w', ARGV[2])\n"
+"  redis.call('EXPIRE', KEYS[2], ttl)\n"
 "end\n"
 "local known = tonumber(ARGV[4])\n"
 "local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+"if known == 0 and cur ~= tonumber(ARGV[1]) then return {4, cur} end\n"
 "local run, joined = known, 1\n"
 "if known > 0 then\n"
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
 "elseif ARGV[2] == '0' then\n"
 "  if cur > 0 then\n"
 "    run = redis.call('INCR', KEYS[1])\n"
-"    fanout(ARGV[1] .. 'r' .. tag(cur) .. ':', tonumber(ARGV[6]), 'C', ttl)\n"
+"    fanout(KEYS[4], 'C', ttl)\n"
 "  else\n"
 "    run = tonumber(ARGV[7])\n"
 "    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
-"  local pm = ARGV[1] .. 'r' .. tag(cur) .. ':members'\n"
-"  local mine = cur > 0 and redis.call('HGET', pm, ARGV[2])\n"
+"  local mine = cur > 0 and redis.call('HGET', KEYS[3], ARGV[2])\n"
 "  if cur == 0 or (mine and mine ~= ARGV[3]) then\n"
 "    wake() return {2, cur} end\n"
-"  local pn = redis.call('HGET', pm, 'n')\n"
+"  local pn = redis.call('HGET', KEYS[3], 'n')\n"
 "  if pn and pn ~= ARGV[6] then wake() return {2, cur} end\n"
 "  run, joined = cur, 3\n"
 "end\n"
 "redis.call('EXPIRE', KEYS[1], ttl)\n"
-"local members = ARGV[1] .. 'r' .. tag(run) .. ':members'\n"
-"local m = redis.call('HGET', members, ARGV[2])\n"
+"local m = redis.call('HGET', KEYS[5], ARGV[2])\n"
 "if m and m ~= ARGV[3] then return {0, run} end\n"
-"redis.call('HSET', members, ARGV[2], ARGV[3], 'n', ARGV[6])\n"
-"redis.call('EXPIRE', members, ttl)\n"
+"redis.call('HSET', KEYS[5], ARGV[2], ARGV[3], 'n', ARGV[6])\n"
+"redis.call('EXPIRE', KEYS[5], ttl)\n"
 "return {joined, run}\n", "" };
 
 /*
@@ -176,9 +178,11 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  * the fast path did not (a node with failures, a repeated post), check the
  * run when it is the first, write the result and tell every node (one entry
  * in the run's stream) when it is the last. KEYS:
- * the arrivals (the run's key prefix, "arr:KEY:GEN"). ARGV: node,
- * "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (the
- * prefix is not sent again: bytes per arrival count), and the node's last
+ * the arrivals ("arr:KEY:GEN" after the run's key prefix), the result
+ * ("done:KEY:GEN"), the failures ("fail:KEY:GEN"), the run's members and its
+ * stream of events. ARGV: node,
+ * "rank:status ..." of this node's failures, ttl, nnodes, KEY, GEN (for the
+ * stream's entry), and the node's last
  * rank to arrive, which the result names with the node when this arrival
  * completes it ("R status node rank": who everyone waited for, history.c;
  * a few bytes per barrier, since the fast path's arrivals send none), or ""
@@ -207,9 +211,7 @@ static struct script register_lua = { FANOUT_LUA RUN_TAG_LUA
  */
 static struct script arrive_lua = { FANOUT_LUA
 "local ttl, nn = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local p = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[5] - #ARGV[6] - 5)\n"
-"local tail = ARGV[5] .. ':' .. ARGV[6]\n"
-"local done, fk = p .. 'done:' .. tail, p .. 'fail:' .. tail\n"
+"local done, fk = KEYS[2], KEYS[3]\n"
 /* Set (again) after the fast path too: Redis may have lost the arrivals in
  * between (FLUSHALL), and then this is a first arrival. */
 "local old = redis.call('BITFIELD', KEYS[1], 'SET', 'u32',\n"
@@ -236,7 +238,7 @@ static struct script arrive_lua = { FANOUT_LUA
 /* The keys of a barrier start with its first arrival: when Redis lost the
  * run, the next arrival anywhere is a first one. */
 "if old == 0 and n == 1 and\n"
-"    redis.call('EXISTS', p .. 'members') == 0 then\n"
+"    redis.call('EXISTS', KEYS[4]) == 0 then\n"
 "  return {2} end\n"
 "if n < nn then return {0, n} end\n"
 /* Each node's "R:S ... +N": its lowest failing ranks, and N more. */
@@ -268,7 +270,7 @@ static struct script arrive_lua = { FANOUT_LUA
  * two arrivals saw the count). */
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
 "  return {1, redis.call('GET', done)} end\n"
-"fanout(p, nn, ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
+"fanout(KEYS[5], ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
 "return {1, d}\n", "" };
 
 /* Lua: a node withdraws its arrival (its helper exits while the barrier
@@ -293,23 +295,23 @@ static struct script want_lua = {
 "return {0}\n", "" };
 
 /* Lua: Redis lost the run's state: every node registers and posts again
- * ('S' in the run's stream). ARGV: the run's key prefix, nnodes, ttl. */
+ * ('S' in the run's stream). KEYS: the run's stream. ARGV: ttl. */
 static struct script resync_lua = { FANOUT_LUA
-"fanout(ARGV[1], tonumber(ARGV[2]), 'S', tonumber(ARGV[3]))\n"
+"fanout(KEYS[1], 'S', tonumber(ARGV[1]))\n"
 "return 1\n", "" };
 
-/* Lua: write a result and tell every node. KEYS: the result key. ARGV:
- * value, ttl, the stream's entry, the run's key prefix, nnodes. */
+/* Lua: write a result and tell every node. KEYS: the result key, the run's
+ * stream. ARGV: value, ttl, the stream's entry. */
 static struct script publish_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[2])\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
-"fanout(ARGV[4], tonumber(ARGV[5]), ARGV[3], ttl)\n"
+"fanout(KEYS[2], ARGV[3], ttl)\n"
 "return 1\n", "" };
 
 /* Lua: store.h's put, with a flag that Lua alone can make atomic. KEYS:
- * the key. ARGV: the value, "1" to put only where absent, the ttl, the run's
- * key prefix, and the event of a told put ("=KEY\nVALUE", or "" when not
- * told: every node reads it from the run's stream). Returns {1, ''} or, where
+ * the key and, for a told put, the run's stream. ARGV: the value, "1" to put
+ * only where absent, the ttl, and the event of a told put ("=KEY\nVALUE", or
+ * "" when not told: every node reads it from the run's stream). Returns {1, ''} or, where
  * the key was there, {0, its value}; either way the key lives a TTL from
  * now (an abort posted again by a sweep keeps it, as etcd's lease does). */
 static struct script put_lua = { FANOUT_LUA
@@ -318,7 +320,7 @@ static struct script put_lua = { FANOUT_LUA
 "  local old = redis.call('GET', KEYS[1])\n"
 "  if old then redis.call('EXPIRE', KEYS[1], ttl) return {0, old} end end\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)\n"
-"if ARGV[5] ~= '' then fanout(ARGV[4], 0, ARGV[5], ttl) end\n"
+"if ARGV[4] ~= '' then fanout(KEYS[2], ARGV[4], ttl) end\n"
 "return {1, ''}\n", "" };
 
 /* Lua: has Redis lost this run (node 0, told by a wake)? KEYS: the run's
@@ -340,10 +342,15 @@ struct req {
 };
 
 static void sweep(void);
+static void s_join(void);
 static void told(const char *v, size_t len);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 
-/* X.prefix for RUN: accelctl:{JOB}:rTAG:, TAG the run in base 36 (RUN_TAG_LUA). */
+/*
+ * X.prefix for RUN: accelctl:{JOB}:rTAG:, TAG the run in base 36, because a
+ * run opened without a counter is numbered by the time in ms, 13 digits in
+ * every key an arrival names, 8 here.
+ */
 static void
 run_prefix(long run)
 {
@@ -671,16 +678,17 @@ s_look(struct ac_coll *c, int late)
 static void
 lost_state(void)
 {
-	char ttl[24];
-	const char *args[3] = { X.prefix, nnodes_arg(), ttl };
+	char ttl[24], ev[KEY_MAX];
+	const char *keys[1] = { ev }, *args[1] = { ttl };
 
 	if (!ready())
 		return;
 	ac_log("rendezvous %s: Redis lost run %ld of job %s; posting "
 	    "everything again", ac_rconn_where(), X.runid->run, X.job->id);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
+	keyname(ev, sizeof(ev), "ev", NULL, 0);
 	ac_rdvproto_join(0);
-	run(&resync_lua, on_ignore, NULL, 0, NULL, 3, args, NULL);
+	run(&resync_lua, on_ignore, NULL, 1, keys, 1, args, NULL);
 }
 
 /* A reply of {2}: the run's registration is gone. */
@@ -722,11 +730,16 @@ static void
 arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
     int fresh)
 {
-	char arr[KEY_MAX], node[24], ttl[24], gen[24], last[24], fails[4096];
+	char arr[KEY_MAX], done[KEY_MAX], fail[KEY_MAX], members[KEY_MAX];
+	char ev[KEY_MAX], node[24], ttl[24], gen[24], last[24], fails[4096];
 	char mine[24];
-	const char *keys[1] = { arr }, *args[8];
+	const char *keys[5] = { arr, done, fail, members, ev }, *args[8];
 
 	keyname(arr, sizeof(arr), "arr", c->key, c->gen);
+	keyname(done, sizeof(done), "done", c->key, c->gen);
+	keyname(fail, sizeof(fail), "fail", c->key, c->gen);
+	keyname(members, sizeof(members), "members", NULL, 0);
+	keyname(ev, sizeof(ev), "ev", NULL, 0);
 	(void)ac_fails_of(j, c, fails, sizeof(fails));
 	snprintf(node, sizeof(node), "%ld", j->node);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
@@ -744,7 +757,7 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
 	args[6] = last;
 	slot_value(j, c, mine, sizeof(mine));
 	args[7] = mine;
-	run(&arrive_lua, on_arrive, r, 1, keys, 8, args, NULL);
+	run(&arrive_lua, on_arrive, r, 5, keys, 8, args, NULL);
 }
 
 /* Did every local rank of C exit 0? */
@@ -884,18 +897,19 @@ static int
 send_publish(const char *key, int64_t gen, const char *value, size_t vlen,
     ac_rconn_cb *cb, void *priv)
 {
-	char done[KEY_MAX], ttl[24], *entry;
-	const char *keys[1] = { done };
-	const char *args[5] = { value, ttl, NULL, X.prefix, nnodes_arg() };
-	size_t elen, lens[5] = { vlen, (size_t)-1, 0, (size_t)-1, (size_t)-1 };
+	char done[KEY_MAX], ev[KEY_MAX], ttl[24], *entry;
+	const char *keys[2] = { done, ev };
+	const char *args[3] = { value, ttl, NULL };
+	size_t elen, lens[3] = { vlen, (size_t)-1, 0 };
 
 	if ((entry = entry_of(key, gen, value, vlen, &elen)) == NULL)
 		return -1;
 	args[2] = entry;
 	lens[2] = elen;
 	keyname(done, sizeof(done), "done", key, gen);
+	keyname(ev, sizeof(ev), "ev", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
-	run(&publish_lua, cb, priv, 1, keys, 5, args, lens);
+	run(&publish_lua, cb, priv, 2, keys, 3, args, lens);
 	free(entry);
 	return 0;
 }
@@ -1230,12 +1244,21 @@ on_register(redisReply *reply, void *priv)
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
 	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
 	    reply->element[1]->type != REDIS_REPLY_INTEGER ||
-	    (h = reply->element[0]->integer) < 0 || h > 3) {
+	    (h = reply->element[0]->integer) < 0 || h > 4) {
 		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		ac_rconn_fail("unexpected reply to the run's registration");
 		return;
 	}
 	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
+	if (h == 4) {
+		/* The counter was not what we assumed: declare the keys of
+		 * the run it names, and register again. */
+		X.cur = (long)reply->element[1]->integer;
+		s_join();
+		return;
+	}
+	if (h > 0)
+		X.cur = (long)reply->element[1]->integer;
 	ac_rdvproto_joined(how[h], (long)reply->element[1]->integer);
 }
 
@@ -1258,21 +1281,38 @@ s_bind(int moved)
 static void
 s_join(void)
 {
-	char counter[KEY_MAX], node[24], nonce[24], known[24], ttl[24], nn[24];
-	char now[24];
-	const char *keys[1] = { counter }, *args[7];
+	char counter[KEY_MAX], wake[KEY_MAX], pmembers[KEY_MAX], pev[KEY_MAX];
+	char members[KEY_MAX], cur[24], node[24], nonce[24], known[24], ttl[24];
+	char nn[24], now[24];
+	const char *keys[5] = { counter, wake, pmembers, pev, members }, *args[7];
+	char saved[sizeof(X.prefix)];
 	struct timespec ts;
+	long long ms;
+	long rn;
 
 	snprintf(counter, sizeof(counter), "%srun", X.base);
+	snprintf(wake, sizeof(wake), "%swake", X.base);
 	snprintf(node, sizeof(node), "%ld", X.job->node);
 	snprintf(nonce, sizeof(nonce), "%016" PRIx64, X.runid->nonce);
 	snprintf(known, sizeof(known), "%ld", X.runid->run);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(nn, sizeof(nn), "%ld", X.job->nnodes);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(now, sizeof(now), "%lld", (long long)ts.tv_sec * 1000 +
-	    ts.tv_nsec / 1000000);
-	args[0] = X.base;
+	ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	snprintf(now, sizeof(now), "%lld", ms);
+	snprintf(cur, sizeof(cur), "%ld", X.cur);
+	/* The keys register_lua touches, when the counter is X.cur: run
+	 * X.cur's members and stream, and those of the run it ends in. */
+	memcpy(saved, X.prefix, sizeof(saved));	/* a probe's, maybe */
+	run_prefix(X.cur);
+	keyname(pmembers, sizeof(pmembers), "members", NULL, 0);
+	keyname(pev, sizeof(pev), "ev", NULL, 0);
+	rn = X.runid->run > 0 ? X.runid->run : X.job->node != 0 ? X.cur :
+	    X.cur > 0 ? X.cur + 1 : (long)ms;
+	run_prefix(rn);
+	keyname(members, sizeof(members), "members", NULL, 0);
+	memcpy(X.prefix, saved, sizeof(saved));
+	args[0] = cur;
 	args[1] = node;
 	args[2] = nonce;
 	args[3] = known;
@@ -1280,7 +1320,7 @@ s_join(void)
 	args[5] = nn;
 	args[6] = now;
 	/* (on_register(NULL) answers if it is not sent.) */
-	run(&register_lua, on_register, NULL, 1, keys, 7, args, NULL);
+	run(&register_lua, on_register, NULL, 5, keys, 7, args, NULL);
 }
 
 /* rconn.c: both connections are up (again). */
@@ -1341,9 +1381,9 @@ static void
 s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
     void *priv)
 {
-	char k[KEY_MAX], ttl[24], *ev = NULL;
-	const char *keys[1] = { k }, *args[5];
-	size_t arglen[5], klen = strlen(key);
+	char k[KEY_MAX], stream[KEY_MAX], ttl[24], *ev = NULL;
+	const char *keys[2] = { k, stream }, *args[4];
+	size_t arglen[4], klen = strlen(key);
 	struct sop *o;
 
 	if (!ac_rdvproto_named()) {
@@ -1360,17 +1400,18 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 		memcpy(ev + klen + 2, v, len);
 	}
 	store_key(k, sizeof(k), key);
+	keyname(stream, sizeof(stream), "ev", NULL, 0);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	args[0] = v;
 	arglen[0] = len;
 	args[1] = flags & AC_PUT_ABSENT ? "1" : "";
 	args[2] = ttl;
-	args[3] = X.prefix;
-	args[4] = ev != NULL ? ev : "";
-	arglen[4] = ev != NULL ? klen + len + 2 : 0;
-	for (int i = 1; i < 4; i++)
+	args[3] = ev != NULL ? ev : "";
+	arglen[3] = ev != NULL ? klen + len + 2 : 0;
+	for (int i = 1; i < 3; i++)
 		arglen[i] = strlen(args[i]);
-	run(&put_lua, on_put, o, 1, keys, 5, args, arglen);
+	/* The stream is declared only where it is written (a told put). */
+	run(&put_lua, on_put, o, ev != NULL ? 2 : 1, keys, 4, args, arglen);
 	free(ev);
 }
 

@@ -146,7 +146,7 @@ testBadUrl() {
 	# Sentinel: the master's name is needed; the password never printed.
 	run ACCELCTL_RENDEZVOUS=redis-sentinel://u:pass-word-8@h1,h2 -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "a Sentinel URL without the master's name"
-	assertErrMatches "#master (the master's name after '#', at most 127 bytes, no spaces)"
+	assertErrMatches "#master (the master's name after '#', at most 127 bytes, printable, no spaces)"
 	assertFalse "the password is not printed" "echo \"\$err\" | grep -q pass-word-8"
 	run ACCELCTL_RENDEZVOUS=redis://host:99999 -- launch --nnodes 2 -n 1 -- accelctl barrier x
 	assertRc 2 "bad port"
