@@ -1,14 +1,21 @@
-/* rcluster.h: Redis Cluster's redirections: which node MOVED names. */
+/* rcluster.h: Redis Cluster's redirections: which node MOVED or ASK names. */
 #ifndef ACCELCTL_RCLUSTER_H
 #define ACCELCTL_RCLUSTER_H
 
 #include "rdvurl.h"
 
+enum ac_redirect {
+	AC_REDIRECT_NONE,	/* another error */
+	AC_REDIRECT_MOVED,	/* the slot is the node's now */
+	AC_REDIRECT_ASK		/* the slot is moving there: this key is there */
+};
+
 /*
- * Is error reply TEXT "MOVED SLOT HOST:PORT"? 1 with the address in H (an
- * empty host, Redis 7's "unknown endpoint", is CUR's); 0 for every other
- * error, ASK among them (rcluster.c says why).
+ * Is error reply TEXT "MOVED SLOT HOST:PORT" or "ASK SLOT HOST:PORT"? Which,
+ * with the address in H unless H is NULL (an empty host, Redis 7's "unknown
+ * endpoint", is CUR's); AC_REDIRECT_NONE for every other error.
  */
-int ac_rcluster_moved(const char *text, const char *cur, struct ac_rdv_host *h);
+enum ac_redirect ac_rcluster_redirect(const char *text, const char *cur,
+    struct ac_rdv_host *h);
 
 #endif

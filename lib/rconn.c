@@ -43,7 +43,10 @@
 #include "rconn.h"
 #include "rsentinel.h"
 
-enum { CMD, BLK };
+/* The command connection, the blocking read's, and Redis Cluster's
+ * importing node while the job's slot moves (ASK): dialled when an ASK names
+ * it, closed with the others. */
+enum { CMD, BLK, ASKC, NCONN };
 
 /* A connect that has not completed by then is retried (a host that drops SYNs). */
 #define CONNECT_MS 5000
@@ -56,20 +59,33 @@ enum { CMD, BLK };
  * this often. Not for one server (redis://, Sentinel): there a stall is
  * waited out, and Sentinel's +switch-master says when it is over. */
 #define REPLY_MS 5000
+/* Redis Cluster, while the job's slot moves: a command refused with TRYAGAIN
+ * (its keys split between the two nodes) is sent again this much later, and
+ * the blocking read, whose stream moved, reads it this often from the
+ * importing node. The connections stay: nothing failed. */
+#define MOVING_MS 100
 
 struct call {
 	ac_rconn_cb	*cb;
 	void		*priv;
 	const char	*pass;		/* error replies starting so reach cb */
+	/* Where a cluster may answer ASK or TRYAGAIN: the command, to send
+	 * again (argv NULL elsewhere). */
+	int		 argc;
+	const char	**argv;
+	size_t		*len;
+	int		 asked;		/* sent to the importing node */
+	long		 due;		/* ms: sent again then (TRYAGAIN) */
+	struct call	*next;		/* in R.retry */
 };
 
 static struct {
 	struct ac_rdv_url	 url;
 	const struct ac_rconn_hooks *h;
-	redisAsyncContext	*ac[2];
-	int			 want[2][2];	/* [CMD|BLK][read|write] */
-	int			 connected[2];	/* the connect callback said OK */
-	int			 setup_left[2];	/* AUTH/SELECT replies still due */
+	redisAsyncContext	*ac[NCONN];
+	int			 want[NCONN][2];	/* [CMD|BLK|ASKC][read|write] */
+	int			 connected[NCONN];	/* the connect callback said OK */
+	int			 setup_left[NCONN];	/* AUTH/SELECT replies still due */
 	long			 dialed;	/* ms */
 	int			 up;		/* both connected and set up */
 	int			 healthy;	/* the user's set-up succeeded */
@@ -107,9 +123,13 @@ static struct {
 	int			 pending;	/* commands sent, not answered */
 	long			 heard;		/* ms: the last reply, or send from idle */
 	struct ac_rdv_host	 follow;
+	struct ac_rdv_host	 ask;		/* ASKC's node */
+	struct call		*retry;		/* TRYAGAIN: sent again at due */
+	struct call		**retry_tail;
+	long			 blk_due;	/* ms: the read issued again then */
 } R;
 
-static const int index_of[2] = { CMD, BLK };
+static const int index_of[NCONN] = { CMD, BLK, ASKC };
 
 /* hiredis' event hooks: remember what it wants; the helper's poll asks. */
 #define HOOK(name, i, rw, v)						\
@@ -118,13 +138,19 @@ HOOK(cmd_add_read, CMD, 0, 1) HOOK(cmd_del_read, CMD, 0, 0)
 HOOK(cmd_add_write, CMD, 1, 1) HOOK(cmd_del_write, CMD, 1, 0)
 HOOK(blk_add_read, BLK, 0, 1) HOOK(blk_del_read, BLK, 0, 0)
 HOOK(blk_add_write, BLK, 1, 1) HOOK(blk_del_write, BLK, 1, 0)
+HOOK(ask_add_read, ASKC, 0, 1) HOOK(ask_del_read, ASKC, 0, 0)
+HOOK(ask_add_write, ASKC, 1, 1) HOOK(ask_del_write, ASKC, 1, 0)
 static void cmd_cleanup(void *p) { (void)p; R.want[CMD][0] = R.want[CMD][1] = 0; }
 static void blk_cleanup(void *p) { (void)p; R.want[BLK][0] = R.want[BLK][1] = 0; }
+static void ask_cleanup(void *p) { (void)p; R.want[ASKC][0] = R.want[ASKC][1] = 0; }
 
 static int
 which(const redisAsyncContext *ac)
 {
-	return ac == R.ac[CMD] ? CMD : ac == R.ac[BLK] ? BLK : -1;
+	for (int i = 0; i < NCONN; i++)
+		if (ac == R.ac[i])
+			return i;
+	return -1;
 }
 
 static int
@@ -268,7 +294,7 @@ reset_now(void)
 		return;
 	R.reset = 0;
 	R.closing = 1;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < NCONN; i++) {
 		redisAsyncContext *ac = R.ac[i];
 
 		R.ac[i] = NULL;
@@ -277,9 +303,21 @@ reset_now(void)
 		R.connected[i] = 0;
 		R.want[i][0] = R.want[i][1] = 0;
 	}
+	/* What waited to be sent again gets no reply either: the sweep that
+	 * follows the reconnect posts it again. */
+	while (R.retry != NULL) {
+		struct call *c = R.retry;
+
+		R.retry = c->next;
+		if (c->cb != NULL)
+			c->cb(NULL, c->priv);
+		free(c);
+	}
+	R.retry_tail = &R.retry;
 	R.closing = 0;
 	R.up = 0;
 	R.blocked = 0;
+	R.blk_due = 0;
 	R.pending = 0;
 }
 
@@ -408,8 +446,17 @@ static redisAsyncContext *
 dial(int i)
 {
 	redisAsyncContext *ac = R.url.path[0] ? redisAsyncConnectUnix(R.url.path) :
+	    i == ASKC ? redisAsyncConnect(R.ask.host, R.ask.port) :
 	    redisAsyncConnect(R.url.host, R.url.port);
 	const void *p = &index_of[i];
+	static void (*const hooks[NCONN][5])(void *) = {
+		{ cmd_add_read, cmd_del_read, cmd_add_write, cmd_del_write,
+		    cmd_cleanup },
+		{ blk_add_read, blk_del_read, blk_add_write, blk_del_write,
+		    blk_cleanup },
+		{ ask_add_read, ask_del_read, ask_add_write, ask_del_write,
+		    ask_cleanup },
+	};
 
 	if (ac == NULL) {
 		went_down("out of memory");
@@ -423,11 +470,11 @@ dial(int i)
 	if (!R.url.path[0] && ac->c.fd >= 0)
 		ac_keepalive(ac->c.fd);
 	ac->ev.data = NULL;
-	ac->ev.addRead = i == BLK ? blk_add_read : cmd_add_read;
-	ac->ev.delRead = i == BLK ? blk_del_read : cmd_del_read;
-	ac->ev.addWrite = i == BLK ? blk_add_write : cmd_add_write;
-	ac->ev.delWrite = i == BLK ? blk_del_write : cmd_del_write;
-	ac->ev.cleanup = i == BLK ? blk_cleanup : cmd_cleanup;
+	ac->ev.addRead = hooks[i][0];
+	ac->ev.delRead = hooks[i][1];
+	ac->ev.addWrite = hooks[i][2];
+	ac->ev.delWrite = hooks[i][3];
+	ac->ev.cleanup = hooks[i][4];
 	/* hiredis learns the connect's outcome when the socket is writable
 	 * (1.x asks for that itself when the connect callback is set). */
 	R.want[i][1] = 1;
@@ -543,6 +590,7 @@ void
 ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
 {
 	memset(&R, 0, sizeof(R));
+	R.retry_tail = &R.retry;
 	R.url = *u;
 	R.h = h;
 	R.started = 1;
@@ -562,7 +610,62 @@ ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
 	connect_both(ac_now_ms());
 }
 
-/* A reply on the command connection: errors are ours to handle. */
+static void on_reply(redisAsyncContext *ac, void *r, void *priv);
+static void on_asking(redisAsyncContext *ac, void *r, void *priv) { (void)ac; (void)r; (void)priv; }
+
+/*
+ * The importing node named by an ASK (H), for one command or read while the
+ * job's slot moves: its connection, dialled now if need be (AUTH pipelined
+ * before, as on the others), with ASKING sent first. -1 when it cannot be
+ * (another node's ASK connection is open: two moves at once).
+ */
+static redisAsyncContext *
+asking(const struct ac_rdv_host *h)
+{
+	if (R.ac[ASKC] != NULL && (strcmp(R.ask.host, h->host) != 0 ||
+	    R.ask.port != h->port))
+		return NULL;
+	if (R.ac[ASKC] == NULL) {
+		R.ask = *h;
+		if ((R.ac[ASKC] = dial(ASKC)) == NULL)
+			return NULL;
+	}
+	if (redisAsyncCommand(R.ac[ASKC], on_asking, NULL, "ASKING") != REDIS_OK)
+		return NULL;
+	return R.ac[ASKC];
+}
+
+/* Send C (again) on AC; -1 when hiredis refuses (the connection is going). */
+static int
+send_call(redisAsyncContext *ac, struct call *c)
+{
+	if (redisAsyncCommandArgv(ac, on_reply, c, c->argc, c->argv, c->len) !=
+	    REDIS_OK)
+		return -1;
+	if (R.pending++ == 0)
+		R.heard = ac_now_ms();
+	return 0;
+}
+
+/* TRYAGAIN: C goes to the back of the queue sent again in MOVING_MS, in the
+ * order the commands were refused. */
+static void
+retry_later(struct call *c)
+{
+	c->due = ac_now_ms() + MOVING_MS;
+	c->asked = 0;
+	c->next = NULL;
+	*R.retry_tail = c;
+	R.retry_tail = &c->next;
+}
+
+/*
+ * A reply on the command connection, or on the importing node's. Errors are
+ * ours to handle: MOVED dials the slot's node; ASK sends the command once to
+ * the importing node (after ASKING, no new slot map: the move is not over);
+ * TRYAGAIN (a command whose keys are split between the two nodes) sends it
+ * again later, the connections kept.
+ */
 static void
 on_reply(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -575,12 +678,29 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	R.heard = ac_now_ms();
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
 		struct ac_rdv_host h;
+		redisAsyncContext *to;
 
-		if (ac_rcluster_moved(reply->str, R.url.host, &h)) {
+		switch (ac_rcluster_redirect(reply->str, R.url.host, &h)) {
+		case AC_REDIRECT_MOVED:
 			follow(&h, reply->str);
 			c->cb(NULL, c->priv);
 			free(c);
 			return;
+		case AC_REDIRECT_ASK:
+			/* Once: an importing node that sends us on has
+			 * lost track, and a reconnect asks the seeds. */
+			if (c->argv != NULL && !c->asked && !R.reset &&
+			    (to = asking(&h)) != NULL && send_call(to, c) == 0) {
+				c->asked = 1;
+				return;
+			}
+			break;
+		default:
+			if (c->argv != NULL && !R.reset &&
+			    strncmp(reply->str, "TRYAGAIN", 8) == 0) {
+				retry_later(c);
+				return;
+			}
 		}
 	}
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
@@ -595,6 +715,25 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	free(c);
 }
 
+/* The queue of TRYAGAIN's commands: send those due; ms to the next, or -1. */
+static long
+retry_timer(long now)
+{
+	while (R.retry != NULL && R.retry->due <= now && R.up && !R.reset) {
+		struct call *c = R.retry;
+
+		if ((R.retry = c->next) == NULL)
+			R.retry_tail = &R.retry;
+		if (send_call(R.ac[CMD], c) == -1) {
+			went_down("cannot send a command again");
+			c->cb(NULL, c->priv);
+			free(c);
+		}
+	}
+	return R.retry != NULL ? R.retry->due > now ? R.retry->due - now : 0 :
+	    -1;
+}
+
 int
 ac_rconn_cmd(ac_rconn_cb *cb, void *priv, int argc, const char **argv,
     const size_t *len)
@@ -607,20 +746,86 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
     const char **argv, const size_t *len)
 {
 	struct call *c;
+	size_t total = 0, room = 0;
+	char *buf;
 
-	if (!R.up || R.reset || R.ac[CMD] == NULL || (c = malloc(sizeof(*c))) == NULL)
+	if (argc <= 0 || !R.up || R.reset || R.ac[CMD] == NULL)
+		return -1;
+	/* Where a cluster may answer ASK or TRYAGAIN, keep a copy of the
+	 * command (one block with the call) to send it again. */
+	if (R.nseeds > 0) {
+		for (int i = 0; i < argc; i++)
+			total += len != NULL ? len[i] : strlen(argv[i]);
+		room = (size_t)argc * (sizeof(char *) + sizeof(size_t)) + total;
+	}
+	if ((c = calloc(1, sizeof(*c) + room)) == NULL)
 		return -1;
 	c->cb = cb;
 	c->priv = priv;
 	c->pass = pass;
-	if (redisAsyncCommandArgv(R.ac[CMD], on_reply, c, argc, argv, len) !=
-	    REDIS_OK) {
+	c->argc = argc;
+	c->argv = argv;
+	c->len = (size_t *)len;
+	if (R.nseeds > 0) {
+		c->len = (size_t *)(c + 1);
+		c->argv = (const char **)(c->len + argc);
+		buf = (char *)(c->argv + argc);
+		for (int i = 0; i < argc; i++) {
+			c->len[i] = len != NULL ? len[i] : strlen(argv[i]);
+			memcpy(buf, argv[i], c->len[i]);
+			c->argv[i] = buf;
+			buf += c->len[i];
+		}
+	}
+	if (send_call(R.ac[CMD], c) == -1) {
 		free(c);
 		return -1;
 	}
-	if (R.pending++ == 0)
-		R.heard = ac_now_ms();
+	if (R.nseeds == 0)
+		c->argv = NULL;		/* the caller's: not kept */
 	return 0;
+}
+
+static void on_asked_read(redisAsyncContext *ac, void *r, void *priv);
+
+/*
+ * An error in answer to the blocking read. MOVED: the slot's node is another,
+ * dial it. While the slot moves (cluster), ASK: the stream is on the
+ * importing node now, read it there once (ASKING, no BLOCK: that connection
+ * carries commands too), and again from here in MOVING_MS; TRYAGAIN (the
+ * stream and the wake stream on two nodes): read again in MOVING_MS. Else
+ * (UNBLOCKED: CLIENT UNBLOCK ... ERROR, a failover) transient, or final.
+ */
+static void
+block_error(const char *text)
+{
+	struct ac_rdv_host h;
+	redisAsyncContext *to;
+
+	if (R.nseeds > 0 && !R.reset) {
+		switch (ac_rcluster_redirect(text, R.url.host, &h)) {
+		case AC_REDIRECT_MOVED:
+			follow(&h, text);
+			return;
+		case AC_REDIRECT_ASK:
+			if ((to = asking(&h)) != NULL && redisAsyncCommand(to,
+			    on_asked_read, NULL, "XREAD STREAMS %s %s", R.key,
+			    R.cursor) == REDIS_OK) {
+				R.blocked = 1;
+				return;
+			}
+			break;
+		default:
+			if (strncmp(text, "TRYAGAIN", 8) == 0) {
+				R.blk_due = ac_now_ms() + MOVING_MS;
+				return;
+			}
+		}
+	}
+	if (ac_rconn_final_error(text))
+		go_fatal("refused: ", text);
+	else
+		went_down(text);
 }
 
 /*
@@ -630,31 +835,8 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
  * starts where this one ended.
  */
 static void
-on_block(redisAsyncContext *ac, void *r, void *priv)
+entries(const redisReply *reply)
 {
-	redisReply *reply = r;
-
-	(void)ac;
-	(void)priv;
-	R.blocked = 0;
-	if (reply == NULL)
-		return;		/* closed: issued again once reconnected */
-	if (reply->type == REDIS_REPLY_ERROR) {
-		struct ac_rdv_host h;
-
-		/* The stream's slot moved: follow it. (ASK, a slot that
-		 * is moving, is a transient error, as below.) */
-		if (R.nseeds > 0 && ac_rcluster_moved(reply->str, R.url.host, &h)) {
-			follow(&h, reply->str);
-			return;
-		}
-		/* UNBLOCKED (CLIENT UNBLOCK ... ERROR, a failover): transient. */
-		if (ac_rconn_final_error(reply->str))
-			go_fatal("refused: ", reply->str);
-		else
-			went_down(reply->str);
-		return;
-	}
 	for (size_t s = 0; reply->type == REDIS_REPLY_ARRAY &&
 	    s < reply->elements; s++) {
 		redisReply *st = reply->element[s], *ents;
@@ -690,7 +872,47 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 				hook(f->element[1]->str, f->element[1]->len);
 		}
 	}
+}
+
+static void
+on_block(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+
+	(void)ac;
+	(void)priv;
+	R.blocked = 0;
+	if (reply == NULL)
+		return;		/* closed: issued again once reconnected */
+	if (reply->type == REDIS_REPLY_ERROR) {
+		block_error(reply->str);
+		return;
+	}
+	entries(reply);
 	issue_block();
+}
+
+/* The stream read on the importing node: its entries, then the next read
+ * from the slot's node in MOVING_MS (which sends us here again while the
+ * stream is away). */
+static void
+on_asked_read(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+
+	(void)ac;
+	(void)priv;
+	R.blocked = 0;
+	if (reply == NULL)
+		return;
+	if (reply->type == REDIS_REPLY_ERROR &&
+	    ac_rcluster_redirect(reply->str, R.url.host, NULL) != AC_REDIRECT_ASK) {
+		block_error(reply->str);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ERROR)
+		entries(reply);
+	R.blk_due = ac_now_ms() + MOVING_MS;
 }
 
 static void
@@ -698,7 +920,8 @@ issue_block(void)
 {
 	int ok;
 
-	if (!R.up || R.reset || R.blocked || R.key[0] == '\0' || R.ac[BLK] == NULL)
+	if (!R.up || R.reset || R.blocked || R.key[0] == '\0' || R.ac[BLK] == NULL ||
+	    R.blk_due != 0)
 		return;
 	if (R.wake[0] != '\0')
 		ok = redisAsyncCommand(R.ac[BLK], on_block, NULL,
@@ -743,7 +966,7 @@ ac_rconn_fds(struct pollfd *pfd, int room)
 {
 	int n = 0;
 
-	for (int i = 0; i < 2 && n < room; i++) {
+	for (int i = 0; i < NCONN && n < room; i++) {
 		if (R.ac[i] == NULL || R.ac[i]->c.fd < 0)
 			continue;
 		pfd[n].fd = R.ac[i]->c.fd;
@@ -761,7 +984,7 @@ ac_rconn_fds(struct pollfd *pfd, int room)
 static redisAsyncContext *
 by_fd(int fd)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < NCONN; i++)
 		if (R.ac[i] != NULL && R.ac[i]->c.fd == fd)
 			return R.ac[i];
 	return NULL;
@@ -809,6 +1032,8 @@ ac_rconn_timer(long now)
 static long
 conn_timer(long now)
 {
+	long t;
+
 	reset_now();
 	if (!R.started || R.fatal)
 		return -1;
@@ -834,7 +1059,12 @@ conn_timer(long now)
 		reset_now();
 		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
 	}
-	return R.url.cluster ? cluster_timer(now) : -1;
+	if (R.blk_due != 0 && R.blk_due <= now) {
+		R.blk_due = 0;
+		issue_block();
+	}
+	t = sooner(retry_timer(now), R.blk_due != 0 ? R.blk_due - now : -1);
+	return sooner(t, R.url.cluster ? cluster_timer(now) : -1);
 }
 
 static void on_pong(redisReply *reply, void *priv) { (void)reply; (void)priv; }
@@ -860,28 +1090,26 @@ cluster_timer(long now)
 	return left > 0 ? left : BACKOFF_MIN_MS;
 }
 
-int
-ac_rconn_sync(int argc, const char **argv, const size_t *len, long timeout_ms)
+/*
+ * ARGV at HOST:PORT (the socket path where the URL names one) on a blocking
+ * connection, after AUTH, SELECT and, ASK set, ASKING. The reply, or NULL.
+ */
+static redisReply *
+sync_at(const char *host, int port, int ask, int argc, const char **argv,
+    const size_t *len, struct timeval tv)
 {
-	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	redisContext *c;
-	redisReply *r;
-	int ok = 0;
+	redisReply *r = NULL;
 
-	if (!R.started || R.fatal || !R.healthy)
-		return -1;
 	c = R.url.path[0] ? redisConnectUnixWithTimeout(R.url.path, tv) :
-	    redisConnectWithTimeout(R.url.host, R.url.port, tv);
+	    redisConnectWithTimeout(host, port, tv);
 	if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK)
 		goto out;
 	if (R.url.password[0]) {
 		r = R.url.user[0] ? redisCommand(c, "AUTH %s %s", R.url.user,
 		    R.url.password) : redisCommand(c, "AUTH %s", R.url.password);
-		if (r == NULL || r->type == REDIS_REPLY_ERROR) {
-			if (r != NULL)
-				freeReplyObject(r);
+		if (r == NULL || r->type == REDIS_REPLY_ERROR)
 			goto out;
-		}
 		freeReplyObject(r);
 	}
 	if (R.url.db != 0) {
@@ -889,13 +1117,46 @@ ac_rconn_sync(int argc, const char **argv, const size_t *len, long timeout_ms)
 			goto out;
 		freeReplyObject(r);
 	}
-	if ((r = redisCommandArgv(c, argc, argv, len)) != NULL) {
-		ok = r->type != REDIS_REPLY_ERROR;
+	if (ask) {
+		if ((r = redisCommand(c, "ASKING")) == NULL)
+			goto out;
 		freeReplyObject(r);
 	}
+	r = redisCommandArgv(c, argc, argv, len);
+	redisFree(c);
+	return r;
 out:
+	if (r != NULL)
+		freeReplyObject(r);
 	if (c != NULL)
 		redisFree(c);
+	return NULL;
+}
+
+int
+ac_rconn_sync(int argc, const char **argv, const size_t *len, long timeout_ms)
+{
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	struct ac_rdv_host h;
+	enum ac_redirect how;
+	redisReply *r;
+	int ok;
+
+	if (!R.started || R.fatal || !R.healthy)
+		return -1;
+	r = sync_at(R.url.host, R.url.port, 0, argc, argv, len, tv);
+	/* A cluster's redirection, followed once (the slot's keys moving:
+	 * ASK; moved: MOVED). */
+	if (r != NULL && r->type == REDIS_REPLY_ERROR && R.nseeds > 0 &&
+	    (how = ac_rcluster_redirect(r->str, R.url.host, &h)) !=
+	    AC_REDIRECT_NONE) {
+		freeReplyObject(r);
+		r = sync_at(h.host, h.port, how == AC_REDIRECT_ASK, argc, argv,
+		    len, tv);
+	}
+	ok = r != NULL && r->type != REDIS_REPLY_ERROR;
+	if (r != NULL)
+		freeReplyObject(r);
 	return ok ? 0 : -1;
 }
 

@@ -10,6 +10,7 @@
 #include "etcdurl.h"
 #include "fails.h"
 #include "num.h"
+#include "rcluster.h"
 #include "ttl.h"
 #include "rdvurl.h"
 #include "sha256.h"
@@ -377,6 +378,31 @@ test_fails(void)
 	free(f);
 }
 
+/* MOVED and ASK (issue 20): which, and where; anything else is neither. */
+static void
+test_redirect(void)
+{
+	struct ac_rdv_host h;
+	static const char *const none[] = { "MOVED", "MOVED 3999", "ASK 3999 ",
+	    "ASK 3999 h:0", "ASK 3999 h:x", "MOVED 1 h:70000", "TRYAGAIN x",
+	    "ERR MOVED 1 h:1", "ASKING", "" };
+
+	CHECK(ac_rcluster_redirect("MOVED 3999 127.0.0.1:6381", "c", &h) ==
+	    AC_REDIRECT_MOVED);
+	CHECK_STR(h.host, "127.0.0.1");
+	CHECK(h.port == 6381);
+	CHECK(ac_rcluster_redirect("ASK 3999 ::1:7002", "c", &h) ==
+	    AC_REDIRECT_ASK);
+	CHECK_STR(h.host, "::1");
+	CHECK(h.port == 7002);
+	/* Redis 7's unknown endpoint: the host we asked. */
+	CHECK(ac_rcluster_redirect("ASK 1 :7003", "here", &h) == AC_REDIRECT_ASK);
+	CHECK_STR(h.host, "here");
+	CHECK(ac_rcluster_redirect("ASK 1 h:7003", "c", NULL) == AC_REDIRECT_ASK);
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		CHECK(ac_rcluster_redirect(none[i], "c", &h) == AC_REDIRECT_NONE);
+}
+
 int
 main(void)
 {
@@ -388,6 +414,7 @@ main(void)
 	test_rdvurl();
 	test_sentinelurl();
 	test_clusterurl();
+	test_redirect();
 	test_etcdurl();
 	test_sha256();
 	test_fails();

@@ -1,7 +1,8 @@
 # t_cluster.sh: issue 20's Redis Cluster faults: three masters and three replicas on
 # loopback (tests/sh/cluster.sh), and ranks of 3 simulated nodes that loop over a
 # barrier, a broadcast and an `on-main --wait` (faults/lib.sh's mixed_loop) while the
-# job's slot is migrated to another master key by key (ASK, then MOVED), a replica
+# job's slot is migrated to another master key by key (ASK, then MOVED), or held
+# half-moved for 12 s (ASK followed with ASKING, TRYAGAIN sent again), a replica
 # takes over with CLUSTER FAILOVER, the slot's master is SIGKILLed (its replica is
 # promoted). Each prints the time from the fault to the next barrier passed.
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,12 @@ redirects() {
 		awk -F'[=,]' '/^errorstat_(ASK|TRYAGAIN):/ { n += $2 } END { print n + 0 }'
 }
 
+# asked NODE: it was sent ASKING (a helper followed an ASK there).
+asked() { cl_cli "$1" info commandstats | tr -d '\r' | grep -q '^cmdstat_asking:calls=[1-9]'; }
+
+# conns NODE: the connections NODE has accepted since it started.
+conns() { cl_cli "$1" info stats | tr -d '\r' | awk -F: '$1 == "total_connections_received" { print $2 }'; }
+
 # migrate DIR: the job's slot to another master, as redis-cli --cluster reshard
 # does it: IMPORTING on the target, MIGRATING on the source, its keys moved a
 # few at a time with MIGRATE, then NODE on every master. The held node is let
@@ -56,6 +63,17 @@ migrate() {
 	# most once per 10 s).
 	eventually 15 redirected "$src" || echo "no helper met the moving slot" >&2
 	REDIRECTS=$(redirects "$src")
+	if [ -n "${HOLD:-}" ]; then
+		# Held half-moved for HOLD s (the fault's length: longer than
+		# the 5 s reply deadline and PING period), the loop going on:
+		# ASK is followed to the importing node with ASKING, TRYAGAIN
+		# sent again, and no helper drops its connections (the
+		# source accepts none; the harness's own INFO is one).
+		eventually 15 asked "$dst" && ASKED=1
+		local c0; c0=$(conns "$src")
+		sleep "$HOLD"
+		REDIALS=$(($(conns "$src") - c0 - 1))
+	fi
 	migrate_keys "$src" "$dst" "$slot" 10 || return 1
 	for i in "$dst" "$src" $(cl_live); do
 		[ "$(cl_role "$i")" = master ] &&
@@ -113,6 +131,46 @@ testSlotMigratedMidLoop() {
 	assertTrue "a helper met the moving slot (ASK, TRYAGAIN: $REDIRECTS)" "[ ${REDIRECTS:-0} -gt 0 ]"
 	assertTrue "a helper followed MOVED" "grep -q MOVED '$LOOP_DIR'/n*/*.log"
 	report "slot migrated (MIGRATE key by key), from SETSLOT NODE" moved
+}
+
+# The slot held half-moved past every interval inside accelctl: the helpers
+# follow ASK (ASKING, on a connection to the importing node) and send
+# TRYAGAIN's commands again, without reconnecting; once it has moved, the
+# next barrier passes at the loop's pace (no back-off to sit out).
+testSlotHeldHalfMovedFollowsAsk() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	HOLD=12 ASKED=0 REDIALS=x
+	mixed_loop "$RDV_CLUSTER" migrate
+	assertMidLoop "$LOOP_DIR" $GENS migrate moved
+	assertEquals "the importing node was sent ASKING" 1 "$ASKED"
+	assertEquals "no helper dialled the source again while the slot moved" 0 "$REDIALS"
+	assertEquals "no helper took ASK or TRYAGAIN for a failure" "" \
+		"$(grep -hE ': (ASK|TRYAGAIN) ' "$LOOP_DIR"/n*/*.log)"
+	assertTrue "a helper followed MOVED" "grep -q MOVED '$LOOP_DIR'/n*/*.log"
+	report "slot held half-moved for $HOLD s, from SETSLOT NODE" moved
+	HOLD=
+}
+
+# The same, with the node helpers under valgrind (the ASK connection, the
+# queue of TRYAGAIN's commands, MOVED at the end): no error, no leak.
+testMigrationHelpersUnderValgrind() {
+	local d; d=$(scratch)/vg
+	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM RDV=$RDV_CLUSTER ASKED=0
+	vg_helpers_start "$d" 2 2 || return
+	job_start "$d" 2 2 'loop 20 60s 8 1 faulted'
+	if at_gen "$d" 8; then
+		HOLD=6 migrate "$d" || fail "the migration did not happen"
+	fi
+	touch "$d/faulted"
+	job_wait
+	assertAllRc 0 "$d" 4 "a migration with the helpers under valgrind"
+	assertNoEarly "$d"
+	assertMidLoop "$d" 20 migrate moved
+	assertEquals "the importing node was sent ASKING" 1 "$ASKED"
+	vg_helpers_stop "$d" 2 2
 }
 
 testClusterFailoverMidLoop() {
