@@ -2,7 +2,8 @@
  *
  * One connection carries commands, the other sits in XREAD BLOCK on the run's
  * stream of events, from the last entry it read, so that a release wakes the
- * helper without polling. Both are hiredis
+ * helper without polling. (A third, on Redis Cluster, reaches the node that
+ * imports the job's slot while it moves: ASK.) All are hiredis
  * async contexts driven by the helper's own poll(2) loop through hiredis'
  * event hooks: we only record what hiredis wants, and the loop asks.
  *
@@ -28,8 +29,6 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
-#include <sys/time.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 #include "log.h"
 #include "rcluster.h"
 #include "rconn.h"
+#include "rlast.h"
 #include "rsentinel.h"
 
 /* The command connection, the blocking read's, and Redis Cluster's
@@ -1090,74 +1090,12 @@ cluster_timer(long now)
 	return left > 0 ? left : BACKOFF_MIN_MS;
 }
 
-/*
- * ARGV at HOST:PORT (the socket path where the URL names one) on a blocking
- * connection, after AUTH, SELECT and, ASK set, ASKING. The reply, or NULL.
- */
-static redisReply *
-sync_at(const char *host, int port, int ask, int argc, const char **argv,
-    const size_t *len, struct timeval tv)
-{
-	redisContext *c;
-	redisReply *r = NULL;
-
-	c = R.url.path[0] ? redisConnectUnixWithTimeout(R.url.path, tv) :
-	    redisConnectWithTimeout(host, port, tv);
-	if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK)
-		goto out;
-	if (R.url.password[0]) {
-		r = R.url.user[0] ? redisCommand(c, "AUTH %s %s", R.url.user,
-		    R.url.password) : redisCommand(c, "AUTH %s", R.url.password);
-		if (r == NULL || r->type == REDIS_REPLY_ERROR)
-			goto out;
-		freeReplyObject(r);
-	}
-	if (R.url.db != 0) {
-		if ((r = redisCommand(c, "SELECT %d", R.url.db)) == NULL)
-			goto out;
-		freeReplyObject(r);
-	}
-	if (ask) {
-		if ((r = redisCommand(c, "ASKING")) == NULL)
-			goto out;
-		freeReplyObject(r);
-	}
-	r = redisCommandArgv(c, argc, argv, len);
-	redisFree(c);
-	return r;
-out:
-	if (r != NULL)
-		freeReplyObject(r);
-	if (c != NULL)
-		redisFree(c);
-	return NULL;
-}
-
 int
 ac_rconn_sync(int argc, const char **argv, const size_t *len, long timeout_ms)
 {
-	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
-	struct ac_rdv_host h;
-	enum ac_redirect how;
-	redisReply *r;
-	int ok;
-
 	if (!R.started || R.fatal || !R.healthy)
 		return -1;
-	r = sync_at(R.url.host, R.url.port, 0, argc, argv, len, tv);
-	/* A cluster's redirection, followed once (the slot's keys moving:
-	 * ASK; moved: MOVED). */
-	if (r != NULL && r->type == REDIS_REPLY_ERROR && R.nseeds > 0 &&
-	    (how = ac_rcluster_redirect(r->str, R.url.host, &h)) !=
-	    AC_REDIRECT_NONE) {
-		freeReplyObject(r);
-		r = sync_at(h.host, h.port, how == AC_REDIRECT_ASK, argc, argv,
-		    len, tv);
-	}
-	ok = r != NULL && r->type != REDIS_REPLY_ERROR;
-	if (r != NULL)
-		freeReplyObject(r);
-	return ok ? 0 : -1;
+	return ac_rlast_cmd(&R.url, R.nseeds > 0, argc, argv, len, timeout_ms);
 }
 
 void
