@@ -64,6 +64,9 @@ enum { CMD, BLK, ASKC, NCONN };
  * the blocking read, whose stream moved, reads it this often from the
  * importing node. The connections stay: nothing failed. */
 #define MOVING_MS 100
+/* ... doubling for a command refused again, to at most this: a slot left
+ * half-moved (a reshard that crashed) costs a helper a few commands a second. */
+#define MOVING_MAX_MS 500
 
 struct call {
 	ac_rconn_cb	*cb;
@@ -75,6 +78,7 @@ struct call {
 	const char	**argv;
 	size_t		*len;
 	int		 asked;		/* sent to the importing node */
+	int		 tries;		/* refused with TRYAGAIN so far */
 	long		 due;		/* ms: sent again then (TRYAGAIN) */
 	struct call	*next;		/* in R.retry */
 };
@@ -124,6 +128,13 @@ static struct {
 	long			 heard;		/* ms: the last reply, or send from idle */
 	struct ac_rdv_host	 follow;
 	struct ac_rdv_host	 ask;		/* ASKC's node */
+	int			 apending;	/* requests on ASKC not answered */
+	long			 aheard;	/* ms: its last reply, or send from idle */
+	int			 ask_drop;	/* close ASKC alone at the next safe point */
+	int			 ask_fails;	/* ASKC failures since its last answer */
+	long			 ask_at;	/* ms: not dialled again before */
+	long			 ask_logged;	/* ms: its last failure logged */
+	long			 moving_logged;	/* ms: "the slot is moving" logged */
 	struct call		*retry;		/* TRYAGAIN: sent again at due */
 	struct call		**retry_tail;
 	long			 blk_due;	/* ms: the read issued again then */
@@ -287,9 +298,12 @@ go_fatal(const char *what, const char *why)
 }
 
 /* Close what is left of both connections, outside any hiredis callback. */
+static void ask_drop_now(void);
+
 static void
 reset_now(void)
 {
+	ask_drop_now();
 	if (!R.reset)
 		return;
 	R.reset = 0;
@@ -318,8 +332,11 @@ reset_now(void)
 	R.up = 0;
 	R.blocked = 0;
 	R.blk_due = 0;
-	R.pending = 0;
+	R.pending = R.apending = 0;
+	R.ask_drop = 0;
 }
+
+static void ask_failed(const char *why);
 
 static void
 on_disconnect(const redisAsyncContext *ac, int status)
@@ -331,7 +348,9 @@ on_disconnect(const redisAsyncContext *ac, int status)
 		return;
 	R.ac[i] = NULL;		/* hiredis frees it when we return */
 	R.connected[i] = 0;
-	if (ac->err == REDIS_ERR_PROTOCOL)
+	if (i == ASKC)
+		ask_failed(ac->errstr[0] ? ac->errstr : "connection closed");
+	else if (ac->err == REDIS_ERR_PROTOCOL)
 		go_fatal("not a Redis server: ", ac->errstr);
 	else
 		went_down(ac->errstr[0] ? ac->errstr : "connection closed");
@@ -373,7 +392,10 @@ on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		R.ac[i] = NULL;		/* hiredis frees it when we return */
 		R.connected[i] = 0;
-		went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
+		if (i == ASKC)
+			ask_failed(ac->errstr[0] ? ac->errstr : "cannot connect");
+		else
+			went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
 		return;
 	}
 	/* Our own flag, rather than hiredis' REDIS_CONNECTED: a context is
@@ -392,6 +414,10 @@ on_setup(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply == NULL)
 		return;		/* closed: the reconnect sets up again */
+	if (reply->type == REDIS_REPLY_ERROR && i == ASKC) {
+		ask_failed(reply->str);	/* its commands come back (NOAUTH) */
+		return;
+	}
 	if (reply->type == REDIS_REPLY_ERROR) {
 		if (contains(reply->str, transient_errors))
 			went_down(reply->str);
@@ -616,14 +642,15 @@ static void on_asking(redisAsyncContext *ac, void *r, void *priv) { (void)ac; (v
 /*
  * The importing node named by an ASK (H), for one command or read while the
  * job's slot moves: its connection, dialled now if need be (AUTH pipelined
- * before, as on the others), with ASKING sent first. -1 when it cannot be
- * (another node's ASK connection is open: two moves at once).
+ * before, as on the others), with ASKING sent first. NULL when it cannot be
+ * now: it failed, and its back-off has not passed; another node's ASK
+ * connection is open (two moves at once): the caller waits and tries again.
  */
 static redisAsyncContext *
 asking(const struct ac_rdv_host *h)
 {
-	if (R.ac[ASKC] != NULL && (strcmp(R.ask.host, h->host) != 0 ||
-	    R.ask.port != h->port))
+	if (R.ask_drop || ac_now_ms() < R.ask_at || (R.ac[ASKC] != NULL &&
+	    (strcmp(R.ask.host, h->host) != 0 || R.ask.port != h->port)))
 		return NULL;
 	if (R.ac[ASKC] == NULL) {
 		R.ask = *h;
@@ -635,6 +662,32 @@ asking(const struct ac_rdv_host *h)
 	return R.ac[ASKC];
 }
 
+/* A request sent on connection I: counted until answered (cluster_timer). */
+static void
+sent(int i)
+{
+	if (i == ASKC) {
+		if (R.apending++ == 0)
+			R.aheard = ac_now_ms();
+	} else if (R.pending++ == 0)
+		R.heard = ac_now_ms();
+}
+
+/* ... and answered (or dropped). */
+static void
+answered(int i)
+{
+	if (i == ASKC) {
+		if (R.apending > 0)
+			R.apending--;
+		R.aheard = ac_now_ms();
+	} else {
+		if (R.pending > 0)
+			R.pending--;
+		R.heard = ac_now_ms();
+	}
+}
+
 /* Send C (again) on AC; -1 when hiredis refuses (the connection is going). */
 static int
 send_call(redisAsyncContext *ac, struct call *c)
@@ -642,21 +695,88 @@ send_call(redisAsyncContext *ac, struct call *c)
 	if (redisAsyncCommandArgv(ac, on_reply, c, c->argc, c->argv, c->len) !=
 	    REDIS_OK)
 		return -1;
-	if (R.pending++ == 0)
-		R.heard = ac_now_ms();
+	c->asked = ac == R.ac[ASKC];
+	sent(c->asked ? ASKC : CMD);
 	return 0;
 }
 
-/* TRYAGAIN: C goes to the back of the queue sent again in MOVING_MS, in the
- * order the commands were refused. */
-static void
-retry_later(struct call *c)
+/* The delay after the importing node's connection failed (N in a row). */
+static long
+ask_delay(void)
 {
-	c->due = ac_now_ms() + MOVING_MS;
+	long d = MOVING_MS << (R.ask_fails < 5 ? R.ask_fails : 5);
+
+	return d < BACKOFF_MAX_MS ? d : BACKOFF_MAX_MS;
+}
+
+/*
+ * TRYAGAIN, or the importing node's connection lost under it: C goes to the
+ * back of the queue, sent again on the slot's node in MOVING_MS (doubling
+ * for each TRYAGAIN, to MOVING_MAX_MS), or after the importing node's back-off,
+ * in the order the commands were refused. A slot that stays half-moved is
+ * said once every 10 s.
+ */
+static void
+retry_later(struct call *c, int lost)
+{
+	long now = ac_now_ms(), d = MOVING_MS << (c->tries < 3 ? c->tries : 3);
+
+	if (d > MOVING_MAX_MS)
+		d = MOVING_MAX_MS;
+	if (lost)
+		d = ask_delay();
+	else
+		c->tries++;
+	if (!lost && c->tries > 1 && now - R.moving_logged >= 10000) {
+		R.moving_logged = now;
+		ac_log("rendezvous %s: the job's slot is moving; commands whose "
+		    "keys are split (TRYAGAIN) are sent again until it has moved",
+		    R.url.where);
+	}
+	c->due = now + d;
 	c->asked = 0;
 	c->next = NULL;
 	*R.retry_tail = c;
 	R.retry_tail = &c->next;
+}
+
+/* The importing node's connection failed (WHY): it alone is closed, at the
+ * next safe point; what it carried is sent again after a back-off. */
+static void
+ask_failed(const char *why)
+{
+	char hp[300];
+	long now = ac_now_ms();
+
+	if (R.fatal || R.closing || R.reset)
+		return;
+	if (now - R.ask_logged >= 10000) {
+		R.ask_logged = now;
+		ac_log("rendezvous %s: the node importing the job's slot, %s: %s",
+		    R.url.where, ac_rdv_hostport(R.ask.host, R.ask.port, hp,
+		    sizeof(hp)), why);
+	}
+	R.ask_fails++;
+	R.ask_at = now + ask_delay();
+	R.ask_drop = 1;
+}
+
+/* Close the importing node's connection alone (ask_failed), outside any
+ * hiredis callback: its callbacks get NULL, and what they carried waits. */
+static void
+ask_drop_now(void)
+{
+	redisAsyncContext *ac = R.ac[ASKC];
+
+	if (!R.ask_drop)
+		return;
+	R.ask_drop = 0;
+	R.ac[ASKC] = NULL;
+	R.connected[ASKC] = 0;
+	R.want[ASKC][0] = R.want[ASKC][1] = 0;
+	R.apending = 0;
+	if (ac != NULL)
+		redisAsyncFree(ac);
 }
 
 /*
@@ -673,9 +793,17 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 	struct call *c = priv;
 
 	(void)ac;
-	if (R.pending > 0)
-		R.pending--;
-	R.heard = ac_now_ms();
+	answered(c->asked ? ASKC : CMD);
+	if (c->asked) {
+		/* The importing node's connection was lost, not the others:
+		 * this command waits and goes again. */
+		if (reply == NULL && !R.reset && !R.closing && !R.fatal) {
+			retry_later(c, 1);
+			return;
+		}
+		if (reply != NULL)
+			R.ask_fails = 0;
+	}
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
 		struct ac_rdv_host h;
 		redisAsyncContext *to;
@@ -688,17 +816,19 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 			return;
 		case AC_REDIRECT_ASK:
 			/* Once: an importing node that sends us on has
-			 * lost track, and a reconnect asks the seeds. */
-			if (c->argv != NULL && !c->asked && !R.reset &&
-			    (to = asking(&h)) != NULL && send_call(to, c) == 0) {
-				c->asked = 1;
+			 * lost track, and a reconnect asks the seeds. Its
+			 * connection not to be had now: wait, and again. */
+			if (c->argv != NULL && !c->asked && !R.reset) {
+				if ((to = asking(&h)) == NULL ||
+				    send_call(to, c) == -1)
+					retry_later(c, 1);
 				return;
 			}
 			break;
 		default:
 			if (c->argv != NULL && !R.reset &&
 			    strncmp(reply->str, "TRYAGAIN", 8) == 0) {
-				retry_later(c);
+				retry_later(c, 0);
 				return;
 			}
 		}
@@ -786,7 +916,7 @@ ac_rconn_cmd_pass(const char *pass, ac_rconn_cb *cb, void *priv, int argc,
 	return 0;
 }
 
-static void on_asked_read(redisAsyncContext *ac, void *r, void *priv);
+static void on_block(redisAsyncContext *ac, void *r, void *priv);
 
 /*
  * An error in answer to the blocking read. MOVED: the slot's node is another,
@@ -809,12 +939,13 @@ block_error(const char *text)
 			return;
 		case AC_REDIRECT_ASK:
 			if ((to = asking(&h)) != NULL && redisAsyncCommand(to,
-			    on_asked_read, NULL, "XREAD STREAMS %s %s", R.key,
+			    on_block, &R.ask, "XREAD STREAMS %s %s", R.key,
 			    R.cursor) == REDIS_OK) {
+				sent(ASKC);
 				R.blocked = 1;
-				return;
-			}
-			break;
+			} else
+				R.blk_due = ac_now_ms() + ask_delay();
+			return;
 		default:
 			if (strncmp(text, "TRYAGAIN", 8) == 0) {
 				R.blk_due = ac_now_ms() + MOVING_MS;
@@ -874,45 +1005,42 @@ entries(const redisReply *reply)
 	}
 }
 
+/*
+ * The blocking read's answer, or (PRIV not NULL) the read on the importing
+ * node, after which the next read goes to the slot's node in MOVING_MS (it
+ * sends us there again while the stream is away). An ASK from the importing
+ * node itself (it lost track) is not followed: the read waits MOVING_MS.
+ */
 static void
 on_block(redisAsyncContext *ac, void *r, void *priv)
 {
 	redisReply *reply = r;
 
 	(void)ac;
-	(void)priv;
 	R.blocked = 0;
-	if (reply == NULL)
-		return;		/* closed: issued again once reconnected */
-	if (reply->type == REDIS_REPLY_ERROR) {
-		block_error(reply->str);
+	if (priv != NULL)
+		answered(ASKC);
+	if (reply == NULL) {
+		/* Closed: issued again once reconnected, or, where the
+		 * importing node's connection alone was lost, after its
+		 * back-off. */
+		if (priv != NULL && !R.reset && !R.closing && !R.fatal)
+			R.blk_due = ac_now_ms() + ask_delay();
 		return;
 	}
-	entries(reply);
-	issue_block();
-}
-
-/* The stream read on the importing node: its entries, then the next read
- * from the slot's node in MOVING_MS (which sends us here again while the
- * stream is away). */
-static void
-on_asked_read(redisAsyncContext *ac, void *r, void *priv)
-{
-	redisReply *reply = r;
-
-	(void)ac;
-	(void)priv;
-	R.blocked = 0;
-	if (reply == NULL)
-		return;
-	if (reply->type == REDIS_REPLY_ERROR &&
-	    ac_rcluster_redirect(reply->str, R.url.host, NULL) != AC_REDIRECT_ASK) {
-		block_error(reply->str);
-		return;
-	}
+	if (priv != NULL)
+		R.ask_fails = 0;
 	if (reply->type != REDIS_REPLY_ERROR)
 		entries(reply);
-	R.blk_due = ac_now_ms() + MOVING_MS;
+	else if (priv == NULL || ac_rcluster_redirect(reply->str, R.url.host,
+	    NULL) != AC_REDIRECT_ASK) {
+		block_error(reply->str);
+		return;
+	}
+	if (priv != NULL)
+		R.blk_due = ac_now_ms() + MOVING_MS;
+	else
+		issue_block();
 }
 
 static void
@@ -1087,6 +1215,22 @@ cluster_timer(long now)
 	if (R.pending == 0 && left <= 0 && ac_rconn_cmd(on_pong, NULL, 1, ping,
 	    NULL) == 0)
 		left = REPLY_MS;
+	/* The importing node, the same: what it has not answered in
+	 * REPLY_MS waits and goes again (it alone is closed). */
+	if (R.apending > 0) {
+		long aleft = R.aheard + REPLY_MS - now;
+
+		if (aleft <= 0) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "no answer in %d s",
+			    REPLY_MS / 1000);
+			ask_failed(why);
+			ask_drop_now();
+			aleft = BACKOFF_MIN_MS;
+		}
+		left = sooner(left, aleft);
+	}
 	return left > 0 ? left : BACKOFF_MIN_MS;
 }
 

@@ -28,6 +28,7 @@
 #include <hiredis/hiredis.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static struct {
 	char		 prefix[AC_KEY_MAX + 64];	/* accelctl:{JOB}:rRUN: */
 	long		 next_keep;	/* ms: the kept results' next refresh */
 	long		 cur;		/* the run counter as last seen (s_join) */
+	char		 curs[24];	/* ... as Redis wrote it ("" for 0) */
 	int		 wake_busy;	/* node 0: a wake's look is out */
 } X;
 
@@ -136,8 +138,10 @@ struct script {
  * job's wake stream, which node 0 reads: where Redis lost the run (FLUSHALL,
  * a restart empty) while node 0 waits for nothing, only node 0 can open it
  * again, and nothing else would tell it (on_wake). A fresh helper whose CUR
- * was not the counter's value gets {4, value}: the keys it declared were
- * not the ones its registration would touch; it sends again with VALUE.
+ * was not the counter's value, as a string, gets {4, value}: the keys it
+ * declared were not the ones its registration would touch; it sends again
+ * with VALUE, or fails when VALUE is no run number (compared as numbers,
+ * "5.5" and 5 would refuse each other for ever: review of issue 20).
  */
 static struct script register_lua = { FANOUT_LUA
 "local ttl = tonumber(ARGV[5])\n"
@@ -146,8 +150,9 @@ static struct script register_lua = { FANOUT_LUA
 "  redis.call('EXPIRE', KEYS[2], ttl)\n"
 "end\n"
 "local known = tonumber(ARGV[4])\n"
-"local cur = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-"if known == 0 and cur ~= tonumber(ARGV[1]) then return {4, cur} end\n"
+"local raw = redis.call('GET', KEYS[1]) or '0'\n"
+"if known == 0 and raw ~= ARGV[1] then return {4, raw} end\n"
+"local cur = tonumber(raw) or 0\n"
 "local run, joined = known, 1\n"
 "if known > 0 then\n"
 "  if cur < known then redis.call('SET', KEYS[1], known) end\n"
@@ -1241,24 +1246,45 @@ on_register(redisReply *reply, void *priv)
 		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+	    reply->element[0]->type == REDIS_REPLY_INTEGER &&
+	    reply->element[0]->integer == 4 &&
+	    reply->element[1]->type == REDIS_REPLY_STRING) {
+		/* The counter was not what we assumed: declare the keys of
+		 * the run it names, and register again. */
+		const char *why;
+		long v;
+
+		ac_rconn_healthy();
+		if (reply->element[1]->len >= sizeof(X.curs) ||
+		    ac_parse_uint(reply->element[1]->str, LONG_MAX, &v, &why) == -1) {
+			char msg[AC_KEY_MAX + 160];
+
+			snprintf(msg, sizeof(msg), "the job's run counter %srun "
+			    "holds '%.40s', not a run number", X.base,
+			    reply->element[1]->str);
+			ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+			ac_rconn_fail(msg);
+			return;
+		}
+		X.cur = v;
+		memcpy(X.curs, reply->element[1]->str, reply->element[1]->len + 1);
+		s_join();
+		return;
+	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
 	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
 	    reply->element[1]->type != REDIS_REPLY_INTEGER ||
-	    (h = reply->element[0]->integer) < 0 || h > 4) {
+	    (h = reply->element[0]->integer) < 0 || h > 3) {
 		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
 		ac_rconn_fail("unexpected reply to the run's registration");
 		return;
 	}
 	ac_rconn_healthy();	/* Redis answers; a deadline now is a 124 */
-	if (h == 4) {
-		/* The counter was not what we assumed: declare the keys of
-		 * the run it names, and register again. */
+	if (h > 0) {
 		X.cur = (long)reply->element[1]->integer;
-		s_join();
-		return;
+		snprintf(X.curs, sizeof(X.curs), "%ld", X.cur);
 	}
-	if (h > 0)
-		X.cur = (long)reply->element[1]->integer;
 	ac_rdvproto_joined(how[h], (long)reply->element[1]->integer);
 }
 
@@ -1300,7 +1326,7 @@ s_join(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	snprintf(now, sizeof(now), "%lld", ms);
-	snprintf(cur, sizeof(cur), "%ld", X.cur);
+	snprintf(cur, sizeof(cur), "%s", X.curs[0] ? X.curs : "0");
 	/* The keys register_lua touches, when the counter is X.cur: run
 	 * X.cur's members and stream, and those of the run it ends in. */
 	memcpy(saved, X.prefix, sizeof(saved));	/* a probe's, maybe */

@@ -83,6 +83,38 @@ migrate() {
 	MOVED_TO=$dst
 }
 
+# lose_importing DIR: the job's slot half-moved to another master, which is then
+# lost once a helper followed an ASK there (HOW: KILL, SIGKILLed: the cluster is
+# down until its replica is promoted; PAUSE, CLIENT PAUSE for HOLD s: it hangs
+# with its connections open, the cluster whole); HOLD s later (the fault's
+# length: past the 5 s reply deadline and the ASK connection's back-off) the
+# move is given up on the source (SETSLOT STABLE, as redis-cli --cluster fix
+# would). REDIALS: the connections the source accepted meanwhile.
+lose_importing() {
+	local d=$1 slot src dst sid did i c0
+	slot=$(job_slot) src=$(cl_owner "$slot")
+	for i in n0 n1 n2 n3 n4 n5; do
+		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
+	done
+	sid=$(cl_id "$src") did=$(cl_id "$dst")
+	fault "$d" migrate
+	cl_cli "$dst" cluster setslot "$slot" importing "$sid" | grep -q OK || return 1
+	cl_cli "$src" cluster setslot "$slot" migrating "$did" | grep -q OK || return 1
+	ONCE=1 migrate_keys "$src" "$dst" "$slot" 3 || return 1
+	touch "$d/faulted"
+	eventually 15 asked "$dst" && ASKED=1
+	c0=$(conns "$src")
+	fault "$d" lost
+	case $HOW in
+	KILL) kill -KILL "$(cl_pid "$dst")" || return 1 ;;
+	PAUSE) cl_cli "$dst" client pause $((HOLD * 1000)) all | grep -q OK || return 1 ;;
+	esac
+	sleep "$HOLD"
+	REDIALS=$(($(conns "$src") - c0 - 1))
+	cl_cli "$src" cluster setslot "$slot" stable | grep -q OK || return 1
+	fault "$d" stable
+}
+
 # slot_pair: SRC, the node serving the job's slot, and REP, its replica.
 slot_pair() {
 	SRC=$(cl_owner "$(job_slot)") REP=$(cl_replica_of "$SRC")
@@ -171,6 +203,38 @@ testMigrationHelpersUnderValgrind() {
 	assertMidLoop "$d" 20 migrate moved
 	assertEquals "the importing node was sent ASKING" 1 "$ASKED"
 	vg_helpers_stop "$d" 2 2
+}
+
+# The importing node lost mid-move (killed; hung): the helpers close only its
+# connection and send again what it carried, after a back-off; once the move
+# is given up, the job goes on (what moved to the lost node is posted again).
+checkImportingLost() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	HOW=$1 HOLD=8 ASKED=0 REDIALS=x
+	mixed_loop "$RDV_CLUSTER" lose_importing
+	assertMidLoop "$LOOP_DIR" $GENS migrate lost stable
+	assertEquals "the importing node was sent ASKING" 1 "$ASKED"
+	assertTrue "a helper said which node it lost, and why" \
+		"grep -q 'the node importing the job.s slot, 127.0.0.1:[0-9]*: $2' '$LOOP_DIR'/n*/*.log"
+	report "the importing node lost mid-move ($1), from SETSLOT STABLE" stable
+	HOLD=
+}
+
+# Killed: the cluster is down (CLUSTERDOWN: every helper redials, backing off)
+# until the node's replica is promoted; a helper that redialled the source at
+# each failure of the importing node's connection made 133 in 8 s.
+testImportingNodeKilled() {
+	checkImportingLost KILL 'Connection refused'
+	assertTrue "the helpers dialled the source a few times, not at each failure: $REDIALS" \
+		"[ ${REDIALS:-999} -lt 30 ]"
+}
+
+# Hung (the cluster whole): its commands go unanswered for 5 s, then wait and go
+# again; the connections to the source stay.
+testImportingNodeHangs() {
+	checkImportingLost PAUSE 'no answer in 5 s'
+	assertEquals "no helper dialled the source again" 0 "$REDIALS"
 }
 
 testClusterFailoverMidLoop() {

@@ -121,6 +121,33 @@ testJobsShareRedisNeverMeet() {
 	run $common ACCELCTL_JOB_ID=B ACCELCTL_RUNTIME_DIR="$base/b" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
 }
 
+# A run counter that is not a run number (another program's key, a hand-made
+# SET): every rank fails at once, naming the key, where a registration that
+# compared numbers sent "5.5" and 5 back and forth for ever (review of issue 20).
+testRunCounterNotANumber() {
+	local base v t0; base=$(scratch)/ctr
+	local common="ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2"
+	for v in 5.5 1e300 abc; do
+		mkdir -p "$base$v/0" "$base$v/1"; chmod 700 "$base$v/0" "$base$v/1"
+		redis_cli set "accelctl:{C$v}:run" "$v" >/dev/null
+		t0=$(date +%s)
+		# shellcheck disable=SC2086
+		(run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 30s x
+		 echo "$rc" >"$base$v/1.rc") &
+		# shellcheck disable=SC2086
+		run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 30s x
+		wait
+		assertEquals "counter '$v': node 0 fails" 125 "$rc"
+		assertContains "counter '$v': $err" "$err" "accelctl:{C$v}:run holds '$v', not a run number"
+		assertTrue "counter '$v': at once, not at the deadline" "[ $(($(date +%s) - t0)) -lt 20 ]"
+		# shellcheck disable=SC2086
+		run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
+		# shellcheck disable=SC2086
+		run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- helper stop
+		redis_cli del "accelctl:{C$v}:run" >/dev/null	# ours, without a TTL
+	done
+}
+
 testKeysHaveTtlAndOneHashTag() {
 	across 2 1 accelctl barrier ttl
 	assertRc 0 "barrier"
