@@ -136,7 +136,6 @@ static struct {
 	long			 ask_logged;	/* ms: its last failure logged */
 	long			 moving_logged;	/* ms: "the slot is moving" logged */
 	struct call		*retry;		/* TRYAGAIN: sent again at due */
-	struct call		**retry_tail;
 	long			 blk_due;	/* ms: the read issued again then */
 } R;
 
@@ -327,7 +326,6 @@ reset_now(void)
 			c->cb(NULL, c->priv);
 		free(c);
 	}
-	R.retry_tail = &R.retry;
 	R.closing = 0;
 	R.up = 0;
 	R.blocked = 0;
@@ -485,11 +483,17 @@ dial(int i)
 	};
 
 	if (ac == NULL) {
-		went_down("out of memory");
+		if (i == ASKC)
+			ask_failed("out of memory");
+		else
+			went_down("out of memory");
 		return NULL;
 	}
 	if (ac->err) {
-		went_down(ac->errstr);
+		if (i == ASKC)
+			ask_failed(ac->errstr);	/* not the slot's node's fault */
+		else
+			went_down(ac->errstr);
 		redisAsyncFree(ac);
 		return NULL;
 	}
@@ -616,7 +620,6 @@ void
 ac_rconn_start(const struct ac_rdv_url *u, const struct ac_rconn_hooks *h)
 {
 	memset(&R, 0, sizeof(R));
-	R.retry_tail = &R.retry;
 	R.url = *u;
 	R.h = h;
 	R.started = 1;
@@ -643,14 +646,21 @@ static void on_asking(redisAsyncContext *ac, void *r, void *priv) { (void)ac; (v
  * The importing node named by an ASK (H), for one command or read while the
  * job's slot moves: its connection, dialled now if need be (AUTH pipelined
  * before, as on the others), with ASKING sent first. NULL when it cannot be
- * now: it failed, and its back-off has not passed; another node's ASK
- * connection is open (two moves at once): the caller waits and tries again.
+ * now: it failed, and its back-off has not passed; it is open to another node
+ * (an earlier move, given up or done: closed at the next safe point once
+ * nothing waits on it, not counted as a failure): the caller waits and tries
+ * again.
  */
 static redisAsyncContext *
 asking(const struct ac_rdv_host *h)
 {
-	if (R.ask_drop || ac_now_ms() < R.ask_at || (R.ac[ASKC] != NULL &&
-	    (strcmp(R.ask.host, h->host) != 0 || R.ask.port != h->port)))
+	if (R.ac[ASKC] != NULL && (strcmp(R.ask.host, h->host) != 0 ||
+	    R.ask.port != h->port)) {
+		if (R.apending == 0)
+			R.ask_drop = 1;
+		return NULL;
+	}
+	if (R.ask_drop || ac_now_ms() < R.ask_at)
 		return NULL;
 	if (R.ac[ASKC] == NULL) {
 		R.ask = *h;
@@ -720,13 +730,13 @@ static void
 retry_later(struct call *c, int lost)
 {
 	long now = ac_now_ms(), d = MOVING_MS << (c->tries < 3 ? c->tries : 3);
+	struct call **at = &R.retry;
 
 	if (d > MOVING_MAX_MS)
 		d = MOVING_MAX_MS;
-	if (lost)
+	if (lost && d < ask_delay())
 		d = ask_delay();
-	else
-		c->tries++;
+	c->tries++;
 	if (!lost && c->tries > 1 && now - R.moving_logged >= 10000) {
 		R.moving_logged = now;
 		ac_log("rendezvous %s: the job's slot is moving; commands whose "
@@ -735,9 +745,13 @@ retry_later(struct call *c, int lost)
 	}
 	c->due = now + d;
 	c->asked = 0;
-	c->next = NULL;
-	*R.retry_tail = c;
-	R.retry_tail = &c->next;
+	/* By due time, after those due as soon (in the order refused): a call
+	 * that waits out the importing node's back-off does not hold back
+	 * TRYAGAIN's, due sooner. */
+	while (*at != NULL && (*at)->due <= c->due)
+		at = &(*at)->next;
+	c->next = *at;
+	*at = c;
 }
 
 /* The importing node's connection failed (WHY): it alone is closed, at the
@@ -801,7 +815,7 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 			retry_later(c, 1);
 			return;
 		}
-		if (reply != NULL)
+		if (reply != NULL && reply->type != REDIS_REPLY_ERROR)
 			R.ask_fails = 0;
 	}
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR && R.nseeds > 0) {
@@ -832,6 +846,15 @@ on_reply(redisAsyncContext *ac, void *r, void *priv)
 				return;
 			}
 		}
+		/* Any other refusal by the importing node (OOM, LOADING,
+		 * NOAUTH, an ASK of its own) is its connection's failure, not
+		 * the slot's node's: that one is closed, and this goes again. */
+		if (c->asked && c->argv != NULL && !R.reset && (c->pass == NULL ||
+		    strncmp(reply->str, c->pass, strlen(c->pass)) != 0)) {
+			ask_failed(reply->str);
+			retry_later(c, 1);
+			return;
+		}
 	}
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
 	    (c->pass == NULL || strncmp(reply->str, c->pass, strlen(c->pass)) != 0)) {
@@ -852,8 +875,7 @@ retry_timer(long now)
 	while (R.retry != NULL && R.retry->due <= now && R.up && !R.reset) {
 		struct call *c = R.retry;
 
-		if ((R.retry = c->next) == NULL)
-			R.retry_tail = &R.retry;
+		R.retry = c->next;
 		if (send_call(R.ac[CMD], c) == -1) {
 			went_down("cannot send a command again");
 			c->cb(NULL, c->priv);
@@ -1028,17 +1050,21 @@ on_block(redisAsyncContext *ac, void *r, void *priv)
 			R.blk_due = ac_now_ms() + ask_delay();
 		return;
 	}
-	if (priv != NULL)
-		R.ask_fails = 0;
-	if (reply->type != REDIS_REPLY_ERROR)
+	if (reply->type != REDIS_REPLY_ERROR) {
 		entries(reply);
-	else if (priv == NULL || ac_rcluster_redirect(reply->str, R.url.host,
-	    NULL) != AC_REDIRECT_ASK) {
+		if (priv != NULL)
+			R.ask_fails = 0;
+	} else if (priv == NULL || strncmp(reply->str, "TRYAGAIN", 8) == 0 ||
+	    ac_rcluster_redirect(reply->str, R.url.host, NULL) ==
+	    AC_REDIRECT_MOVED) {
 		block_error(reply->str);
 		return;
-	}
+	} else if (ac_rcluster_redirect(reply->str, R.url.host, NULL) !=
+	    AC_REDIRECT_ASK)
+		ask_failed(reply->str);	/* the importing node's refusal */
 	if (priv != NULL)
-		R.blk_due = ac_now_ms() + MOVING_MS;
+		R.blk_due = ac_now_ms() + (reply->type == REDIS_REPLY_ERROR ?
+		    ask_delay() : MOVING_MS);
 	else
 		issue_block();
 }

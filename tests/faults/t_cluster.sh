@@ -38,6 +38,16 @@ redirects() {
 # asked NODE: it was sent ASKING (a helper followed an ASK there).
 asked() { cl_cli "$1" info commandstats | tr -d '\r' | grep -q '^cmdstat_asking:calls=[1-9]'; }
 
+# askers NODE: the clients connected to NODE, but the one asking, its replicas'
+# links and MIGRATE's cached connection (RESTORE-ASKING): the helpers'
+# connections to it as the importing node; every_asker NODE: one per node helper
+# that posts (node NODES-1 is held back in mixed_loop until the fault).
+askers() {
+	echo $(($(cl_cli "$1" client list | grep 'cmd=' | grep -v 'cmd=restore-asking' |
+		grep -vc 'flags=[^ ]*S') - 1))
+}
+every_asker() { [ "$(askers "$1")" -ge $((NODES - 1)) ]; }
+
 # conns NODE: the connections NODE has accepted since it started.
 conns() { cl_cli "$1" info stats | tr -d '\r' | awk -F: '$1 == "total_connections_received" { print $2 }'; }
 
@@ -47,10 +57,10 @@ conns() { cl_cli "$1" info stats | tr -d '\r' | awk -F: '$1 == "total_connection
 # go after the first keys moved: the helpers meet a slot half here, half
 # there (ASK, TRYAGAIN) until it has moved (MOVED).
 migrate() {
-	local d=$1 slot src dst sid did i=0
+	local d=$1 slot src dst=${MIGRATE_TO:-} sid did i=0
 	slot=$(job_slot) src=$(cl_owner "$slot")
 	for i in n0 n1 n2 n3 n4 n5; do
-		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
+		[ -z "$dst" ] && [ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
 	done
 	sid=$(cl_id "$src") did=$(cl_id "$dst")
 	fault "$d" migrate
@@ -70,9 +80,11 @@ migrate() {
 		# sent again, and no helper drops its connections (the
 		# source accepts none; the harness's own INFO is one).
 		eventually 15 asked "$dst" && ASKED=1
-		local c0; c0=$(conns "$src")
+		local c0 r0; r0=$(redirects "$src") c0=$(conns "$src")
 		sleep "$HOLD"
 		REDIALS=$(($(conns "$src") - c0 - 1))
+		PER_S=$((($(redirects "$src") - r0) / HOLD))
+		ASKERS=$(askers "$dst")
 	fi
 	migrate_keys "$src" "$dst" "$slot" 10 || return 1
 	for i in "$dst" "$src" $(cl_live); do
@@ -113,6 +125,34 @@ lose_importing() {
 	REDIALS=$(($(conns "$src") - c0 - 1))
 	cl_cli "$src" cluster setslot "$slot" stable | grep -q OK || return 1
 	fault "$d" stable
+}
+
+# give_up_then_move DIR: the job's slot starts moving to a master A, until a
+# helper followed an ASK there; the move is given up (A's keys sent back, both
+# nodes STABLE, as redis-cli --cluster fix does), then the slot moves to
+# another master (migrate, held HOLD s half-moved). The helpers' connection to
+# A, idle, must not keep them from the new importing node.
+give_up_then_move() {
+	local d=$1 slot src a i keys
+	slot=$(job_slot) src=$(cl_owner "$slot")
+	for i in n0 n1 n2 n3 n4 n5; do
+		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] || continue
+		if [ -z "${a:-}" ]; then a=$i; else MIGRATE_TO=$i; break; fi
+	done
+	fault "$d" abandon
+	cl_cli "$a" cluster setslot "$slot" importing "$(cl_id "$src")" | grep -q OK || return 1
+	cl_cli "$src" cluster setslot "$slot" migrating "$(cl_id "$a")" | grep -q OK || return 1
+	ONCE=1 migrate_keys "$src" "$a" "$slot" 3 || return 1
+	eventually 15 every_asker "$a" || { echo "not every helper followed ASK to $a" >&2; return 1; }
+	for i in 1 2 3 4 5; do
+		keys=$(cl_cli "$a" cluster getkeysinslot "$slot" 100 | tr '\n' ' ')
+		[ -n "${keys// /}" ] || break
+		printf 'ASKING\nMIGRATE 127.0.0.1 %s "" 0 5000 KEYS %s\n' "$(cl_port "$src")" "$keys" |
+			timeout 10 redis-cli -h 127.0.0.1 -p "$(cl_port "$a")" >/dev/null
+	done
+	cl_cli "$src" cluster setslot "$slot" stable | grep -q OK || return 1
+	cl_cli "$a" cluster setslot "$slot" stable | grep -q OK || return 1
+	migrate "$d"
 }
 
 # slot_pair: SRC, the node serving the job's slot, and REP, its replica.
@@ -235,6 +275,25 @@ testImportingNodeKilled() {
 testImportingNodeHangs() {
 	checkImportingLost PAUSE 'no answer in 5 s'
 	assertEquals "no helper dialled the source again" 0 "$REDIALS"
+}
+
+
+# A move given up, then another to a third master: the helpers follow ASK to
+# the new importing node (their idle connection to the first is closed, not
+# in the way: before, they sent every command back to the slot's node every
+# 100 ms for as long as the move lasted, 180 redirects a second per helper).
+testMoveGivenUpThenAnother() {
+	cl_start || { fail "the cluster did not start"; return; }
+	JOB=job$RANDOM$RANDOM
+	HOLD=8 ASKED=0 PER_S=x MIGRATE_TO=
+	mixed_loop "$RDV_CLUSTER" give_up_then_move
+	assertMidLoop "$LOOP_DIR" $GENS abandon migrate moved
+	assertEquals "the second importing node was sent ASKING" 1 "$ASKED"
+	assertEquals "every helper reached the second importing node" "$NODES" "$ASKERS"
+	assertTrue "redirects from the slot's node while it moved: $PER_S a second for $NODES helpers" \
+		"[ ${PER_S:-999} -lt 150 ]"
+	report "a move given up, then another held $HOLD s, from SETSLOT NODE" moved
+	HOLD= MIGRATE_TO=
 }
 
 testClusterFailoverMidLoop() {
