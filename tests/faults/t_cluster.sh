@@ -51,22 +51,32 @@ every_asker() { [ "$(askers "$1")" -ge $((NODES - 1)) ]; }
 # conns NODE: the connections NODE has accepted since it started.
 conns() { cl_cli "$1" info stats | tr -d '\r' | awk -F: '$1 == "total_connections_received" { print $2 }'; }
 
+# start_move [DST]: the job's slot starts moving from the master serving it to
+# DST, or else the first other master: IMPORTING there, MIGRATING here, its
+# first 3 keys moved. MV_SLOT, MV_SRC and MV_DST say which.
+start_move() {
+	local i
+	MV_SLOT=$(job_slot) MV_DST=${1:-}
+	MV_SRC=$(cl_owner "$MV_SLOT")
+	for i in n0 n1 n2 n3 n4 n5; do
+		[ -z "$MV_DST" ] && [ "$i" != "$MV_SRC" ] && [ "$(cl_role "$i")" = master ] &&
+			MV_DST=$i && break
+	done
+	cl_cli "$MV_DST" cluster setslot "$MV_SLOT" importing "$(cl_id "$MV_SRC")" | grep -q OK &&
+		cl_cli "$MV_SRC" cluster setslot "$MV_SLOT" migrating "$(cl_id "$MV_DST")" | grep -q OK &&
+		ONCE=1 migrate_keys "$MV_SRC" "$MV_DST" "$MV_SLOT" 3
+}
+
 # migrate DIR: the job's slot to another master, as redis-cli --cluster reshard
 # does it: IMPORTING on the target, MIGRATING on the source, its keys moved a
 # few at a time with MIGRATE, then NODE on every master. The held node is let
 # go after the first keys moved: the helpers meet a slot half here, half
 # there (ASK, TRYAGAIN) until it has moved (MOVED).
 migrate() {
-	local d=$1 slot src dst=${MIGRATE_TO:-} sid did i=0
-	slot=$(job_slot) src=$(cl_owner "$slot")
-	for i in n0 n1 n2 n3 n4 n5; do
-		[ -z "$dst" ] && [ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
-	done
-	sid=$(cl_id "$src") did=$(cl_id "$dst")
+	local d=$1 slot src dst did i
 	fault "$d" migrate
-	cl_cli "$dst" cluster setslot "$slot" importing "$sid" | grep -q OK || return 1
-	cl_cli "$src" cluster setslot "$slot" migrating "$did" | grep -q OK || return 1
-	ONCE=1 migrate_keys "$src" "$dst" "$slot" 3 || return 1
+	start_move "${MIGRATE_TO:-}" || return 1
+	slot=$MV_SLOT src=$MV_SRC dst=$MV_DST did=$(cl_id "$MV_DST")
 	touch "$d/faulted"
 	# Until a helper met the half-moved slot: the source's count of ASK and
 	# TRYAGAIN replies (INFO errorstats) grows (the helpers' logs say it at
@@ -103,16 +113,10 @@ migrate() {
 # move is given up on the source (SETSLOT STABLE, as redis-cli --cluster fix
 # would). REDIALS: the connections the source accepted meanwhile.
 lose_importing() {
-	local d=$1 slot src dst sid did i c0
-	slot=$(job_slot) src=$(cl_owner "$slot")
-	for i in n0 n1 n2 n3 n4 n5; do
-		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] && dst=$i && break
-	done
-	sid=$(cl_id "$src") did=$(cl_id "$dst")
+	local d=$1 slot src dst c0
 	fault "$d" migrate
-	cl_cli "$dst" cluster setslot "$slot" importing "$sid" | grep -q OK || return 1
-	cl_cli "$src" cluster setslot "$slot" migrating "$did" | grep -q OK || return 1
-	ONCE=1 migrate_keys "$src" "$dst" "$slot" 3 || return 1
+	start_move || return 1
+	slot=$MV_SLOT src=$MV_SRC dst=$MV_DST
 	touch "$d/faulted"
 	eventually 15 asked "$dst" && ASKED=1
 	c0=$(conns "$src")
@@ -134,15 +138,13 @@ lose_importing() {
 # A, idle, must not keep them from the new importing node.
 give_up_then_move() {
 	local d=$1 slot src a i keys
-	slot=$(job_slot) src=$(cl_owner "$slot")
-	for i in n0 n1 n2 n3 n4 n5; do
-		[ "$i" != "$src" ] && [ "$(cl_role "$i")" = master ] || continue
-		if [ -z "${a:-}" ]; then a=$i; else MIGRATE_TO=$i; break; fi
-	done
 	fault "$d" abandon
-	cl_cli "$a" cluster setslot "$slot" importing "$(cl_id "$src")" | grep -q OK || return 1
-	cl_cli "$src" cluster setslot "$slot" migrating "$(cl_id "$a")" | grep -q OK || return 1
-	ONCE=1 migrate_keys "$src" "$a" "$slot" 3 || return 1
+	start_move || return 1
+	slot=$MV_SLOT src=$MV_SRC a=$MV_DST
+	for i in n0 n1 n2 n3 n4 n5; do
+		[ "$i" != "$src" ] && [ "$i" != "$a" ] && [ "$(cl_role "$i")" = master ] &&
+			MIGRATE_TO=$i && break
+	done
 	eventually 15 every_asker "$a" || { echo "not every helper followed ASK to $a" >&2; return 1; }
 	for i in 1 2 3 4 5; do
 		keys=$(cl_cli "$a" cluster getkeysinslot "$slot" 100 | tr '\n' ' ')
