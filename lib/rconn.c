@@ -124,12 +124,10 @@ static struct {
 	struct ac_rdv_host	 seed0;		/* redis://'s one seed */
 	int			 following;	/* dial follow next (MOVED) */
 	int			 follows;	/* MOVED in a row, not healthy since */
-	int			 pending;	/* commands sent, not answered */
-	long			 heard;		/* ms: the last reply, or send from idle */
+	int			 pending[NCONN];	/* requests sent, not answered */
+	long			 heard[NCONN];	/* ms: the last reply, or send from idle */
 	struct ac_rdv_host	 follow;
 	struct ac_rdv_host	 ask;		/* ASKC's node */
-	int			 apending;	/* requests on ASKC not answered */
-	long			 aheard;	/* ms: its last reply, or send from idle */
 	int			 ask_drop;	/* close ASKC alone at the next safe point */
 	int			 ask_fails;	/* ASKC failures since its last answer */
 	long			 ask_at;	/* ms: not dialled again before */
@@ -330,11 +328,21 @@ reset_now(void)
 	R.up = 0;
 	R.blocked = 0;
 	R.blk_due = 0;
-	R.pending = R.apending = 0;
+	memset(R.pending, 0, sizeof(R.pending));
 	R.ask_drop = 0;
 }
 
 static void ask_failed(const char *why);
+
+/* Connection I failed (WHY): the importing node's alone, or both others. */
+static void
+conn_failed(int i, const char *why)
+{
+	if (i == ASKC)
+		ask_failed(why);
+	else
+		went_down(why);
+}
 
 static void
 on_disconnect(const redisAsyncContext *ac, int status)
@@ -346,12 +354,10 @@ on_disconnect(const redisAsyncContext *ac, int status)
 		return;
 	R.ac[i] = NULL;		/* hiredis frees it when we return */
 	R.connected[i] = 0;
-	if (i == ASKC)
-		ask_failed(ac->errstr[0] ? ac->errstr : "connection closed");
-	else if (ac->err == REDIS_ERR_PROTOCOL)
+	if (ac->err == REDIS_ERR_PROTOCOL && i != ASKC)
 		go_fatal("not a Redis server: ", ac->errstr);
 	else
-		went_down(ac->errstr[0] ? ac->errstr : "connection closed");
+		conn_failed(i, ac->errstr[0] ? ac->errstr : "connection closed");
 }
 
 static void issue_block(void);
@@ -390,10 +396,7 @@ on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		R.ac[i] = NULL;		/* hiredis frees it when we return */
 		R.connected[i] = 0;
-		if (i == ASKC)
-			ask_failed(ac->errstr[0] ? ac->errstr : "cannot connect");
-		else
-			went_down(ac->errstr[0] ? ac->errstr : "cannot connect");
+		conn_failed(i, ac->errstr[0] ? ac->errstr : "cannot connect");
 		return;
 	}
 	/* Our own flag, rather than hiredis' REDIS_CONNECTED: a context is
@@ -483,17 +486,11 @@ dial(int i)
 	};
 
 	if (ac == NULL) {
-		if (i == ASKC)
-			ask_failed("out of memory");
-		else
-			went_down("out of memory");
+		conn_failed(i, "out of memory");
 		return NULL;
 	}
 	if (ac->err) {
-		if (i == ASKC)
-			ask_failed(ac->errstr);	/* not the slot's node's fault */
-		else
-			went_down(ac->errstr);
+		conn_failed(i, ac->errstr);
 		redisAsyncFree(ac);
 		return NULL;
 	}
@@ -656,7 +653,7 @@ asking(const struct ac_rdv_host *h)
 {
 	if (R.ac[ASKC] != NULL && (strcmp(R.ask.host, h->host) != 0 ||
 	    R.ask.port != h->port)) {
-		if (R.apending == 0)
+		if (R.pending[ASKC] == 0)
 			R.ask_drop = 1;
 		return NULL;
 	}
@@ -676,26 +673,17 @@ asking(const struct ac_rdv_host *h)
 static void
 sent(int i)
 {
-	if (i == ASKC) {
-		if (R.apending++ == 0)
-			R.aheard = ac_now_ms();
-	} else if (R.pending++ == 0)
-		R.heard = ac_now_ms();
+	if (R.pending[i]++ == 0)
+		R.heard[i] = ac_now_ms();
 }
 
 /* ... and answered (or dropped). */
 static void
 answered(int i)
 {
-	if (i == ASKC) {
-		if (R.apending > 0)
-			R.apending--;
-		R.aheard = ac_now_ms();
-	} else {
-		if (R.pending > 0)
-			R.pending--;
-		R.heard = ac_now_ms();
-	}
+	if (R.pending[i] > 0)
+		R.pending[i]--;
+	R.heard[i] = ac_now_ms();
 }
 
 /* Send C (again) on AC; -1 when hiredis refuses (the connection is going). */
@@ -788,7 +776,7 @@ ask_drop_now(void)
 	R.ac[ASKC] = NULL;
 	R.connected[ASKC] = 0;
 	R.want[ASKC][0] = R.want[ASKC][1] = 0;
-	R.apending = 0;
+	R.pending[ASKC] = 0;
 	if (ac != NULL)
 		redisAsyncFree(ac);
 }
@@ -1223,41 +1211,41 @@ conn_timer(long now)
 
 static void on_pong(redisReply *reply, void *priv) { (void)reply; (void)priv; }
 
-/* Cluster: no answer in REPLY_MS is a failure; an idle connection is PINGed. */
+/*
+ * Cluster: a request on the command connection or the importing node's
+ * unanswered for REPLY_MS is that connection's failure (conn_failed); an idle
+ * command connection is PINGed.
+ */
 static long
 cluster_timer(long now)
 {
 	static const char *ping[] = { "PING" };
-	long left = R.heard + REPLY_MS - now;
+	static const int watched[] = { CMD, ASKC };
+	long next = -1;
 
-	if (R.pending > 0 && left <= 0) {
-		char why[160];
+	for (size_t k = 0; k < sizeof(watched) / sizeof(watched[0]); k++) {
+		int i = watched[k];
+		long left = R.heard[i] + REPLY_MS - now;
 
-		snprintf(why, sizeof(why), "no answer in %d s", REPLY_MS / 1000);
-		went_down(why);
-		reset_now();
-		return R.retry_at > now ? R.retry_at - now : BACKOFF_MIN_MS;
-	}
-	if (R.pending == 0 && left <= 0 && ac_rconn_cmd(on_pong, NULL, 1, ping,
-	    NULL) == 0)
-		left = REPLY_MS;
-	/* The importing node, the same: what it has not answered in
-	 * REPLY_MS waits and goes again (it alone is closed). */
-	if (R.apending > 0) {
-		long aleft = R.aheard + REPLY_MS - now;
-
-		if (aleft <= 0) {
-			char why[160];
+		if (R.pending[i] > 0 && left <= 0) {
+			char why[64];
 
 			snprintf(why, sizeof(why), "no answer in %d s",
 			    REPLY_MS / 1000);
-			ask_failed(why);
-			ask_drop_now();
-			aleft = BACKOFF_MIN_MS;
+			conn_failed(i, why);
+			reset_now();	/* both, or the importing node's */
+			if (i == CMD)
+				return R.retry_at > now ? R.retry_at - now :
+				    BACKOFF_MIN_MS;
+			continue;
 		}
-		left = sooner(left, aleft);
+		if (i == CMD && R.pending[i] == 0 && left <= 0 &&
+		    ac_rconn_cmd(on_pong, NULL, 1, ping, NULL) == 0)
+			left = REPLY_MS;
+		if (R.pending[i] > 0 || i == CMD)
+			next = sooner(next, left > 0 ? left : BACKOFF_MIN_MS);
 	}
-	return left > 0 ? left : BACKOFF_MIN_MS;
+	return next;
 }
 
 int

@@ -428,7 +428,9 @@ next_pass() {
 # arrivals are in Redis), each FAULT runs (a function; it notes itself with
 # `fault`), then the last node arrives. Checks the loop as the fault suites do.
 mixed_loop() {
-	local d hold=$((GENS / 3)) f; d=$(scratch)/loop$RANDOM
+	# A directory of its own: two tests of a suite once drew the same
+	# $RANDOM, and the second counted the first's generations too.
+	local d hold=$((GENS / 3)) f; d=$(mktemp -d "$(scratch)/loop.XXXXXX")
 	RDV=$1; shift
 	job_start "$d" $NODES $RANKS "hloop $GENS $hold $((NODES - 1)) faulted"
 	if at_gen "$d" "$hold"; then
