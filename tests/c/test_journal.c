@@ -408,7 +408,9 @@ replay_names(const char *path, long n)
  * turn: a busy machine's other work lands in some of them, and alike in
  * both (measured one after the other, a load that began in between made
  * linear look like 15.6 under ASan). Linear is four times the time, the
- * square sixteen: the line between is eight.
+ * square sixteen: the line is at twelve, nearer the square, because load
+ * lands more often in the longer replays (check.sh's ASan stage, other
+ * suites beside it: 10.2 for names that replay at 4.0 alone).
  */
 static void
 compare(const char *what, const char *pq, const char *pn, long n,
@@ -424,7 +426,7 @@ compare(const char *what, const char *pq, const char *pn, long n,
 	}
 	printf("replay: %ld %s in %.1f ms, %ld in %.1f ms (ratio %.2f)\n",
 	    n / 4, what, tq * 1000, n, tn * 1000, tn / (tq > 0 ? tq : 1e-9));
-	CHECK(tn < 8 * tq + 0.02);
+	CHECK(tn < 12 * tq + 0.02);
 	CHECK(limit <= 0 || tn < limit);
 }
 
