@@ -37,6 +37,11 @@ keys() { etcdctl_ get --prefix accelctl/ --keys-only | grep -c .; }
 # results: the keys of results and their parts in etcd; no_results: none.
 results() { etcdctl_ get --prefix accelctl/ --keys-only | grep -E '/(done|p[0-9]+)/'; }
 no_results() { [ -z "$(results)" ]; }
+# $SETTLED, put before a job's script, defines settled FILE: status into FILE
+# until it says "nothing in flight" (a replacement helper's sweep of etcd may
+# outlast any fixed sleep under ASan), 10 s at most; status's exit code.
+SETTLED='settled() { local i=0; while accelctl status >"$1"; ! grep -q "nothing in flight" "$1" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; }
+'
 # few_keys N: etcd holds at most N keys under accelctl/.
 few_keys() { [ "$(keys)" -le "$1" ]; }
 
@@ -90,6 +95,7 @@ testNodeBehindReadsEverything() {
 	local t0; t0=$(date +%s%N)
 	eventually 20 no_results
 	echo "results gone $((($(date +%s%N) - t0) / 1000000)) ms after the job"
+	eventually 10 no_results
 	assertEquals "no result or part left" "" "$(results)"
 }
 
@@ -142,7 +148,7 @@ testHelperKilledMidLoop() {
 # this node said it had read it: it is over, not in flight for good.
 testHelperKilledAfterResults() {
 	local d; d=$(scratch)/hr; mkdir -p "$d"
-	across 2 1 bash -c '
+	across 2 1 bash -c "$SETTLED"'
 		for i in 1 2 3 4 5; do accelctl broadcast --timeout 20s v "$i" >/dev/null || exit; done
 		accelctl barrier --timeout 20s read || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
@@ -150,8 +156,7 @@ testHelperKilledAfterResults() {
 			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3
 		fi
 		accelctl barrier --timeout 20s end || exit
-		sleep 0.5
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; rc=$?
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then settled '"$d"'/status; rc=$?
 			cat $ACCELCTL_RUNTIME_DIR/*.log >'"$d"'/log 2>&1; fi; echo "rc=${rc:-0}"'
 	assertEquals "both ranks went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertContains "node 1's new helper has nothing in flight: $(cat "$d/status"); its log: $(cat "$d/log")" \
@@ -178,6 +183,7 @@ testSourceKilledAfterBigResults() {
 		accelctl barrier --timeout 20s end || exit
 		sleep 1.5; echo "rc=$?"'
 	assertEquals "both went on ($err)" 2 "$(printf '%s\n' "$out" | grep -c ': rc=0$')"
+	eventually 10 no_results
 	assertEquals "no result or part left" "" "$(results)"
 }
 
@@ -186,7 +192,7 @@ testSourceKilledAfterBigResults() {
 # nothing in etcd.
 testKilledTwice3Nodes() {
 	local d; d=$(scratch)/k3; mkdir -p "$d"
-	across 3 1 bash -c '
+	across 3 1 bash -c "$SETTLED"'
 		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 1
 		for i in 1 2 3 4 5; do [ "$(accelctl broadcast --timeout 20s v "$i")" = "$i" ] || exit; done
 		accelctl barrier --timeout 20s read || exit
@@ -194,10 +200,10 @@ testKilledTwice3Nodes() {
 		accelctl barrier --timeout 20s mid || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then sleep 0.5; kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); sleep 0.3; fi
 		accelctl barrier --timeout 20s end || exit
-		sleep 0.5
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then settled '"$d"'/status; fi; echo "rc=$?"'
 	assertEquals "all went on ($err)" 3 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertContains "nothing in flight" "$(cat "$d/status")" "nothing in flight"
+	eventually 10 no_results
 	assertEquals "no result left" "" "$(results)"
 }
 
@@ -209,7 +215,7 @@ testKilledTwice3Nodes() {
 testReplacementFetchRace() {
 	local d; d=$(scratch)/fr; mkdir -p "$d"
 	head -c $((8 * 1024 * 1024)) /dev/urandom >"$d/big"
-	across 2 2 bash -c '
+	across 2 2 bash -c "$SETTLED"'
 		n=$ACCELCTL_NODE_RANK l=$ACCELCTL_LOCAL_RANK
 		if [ $n = 0 ] && [ $l = 0 ]; then accelctl broadcast --timeout 30s v <'"$d"'/big >/dev/null || exit
 		elif [ $n = 0 ]; then
@@ -223,8 +229,7 @@ testReplacementFetchRace() {
 			fi
 		fi
 		accelctl barrier --timeout 30s end || exit
-		sleep 1
-		if [ $n = 1 ] && [ $l = 0 ]; then accelctl status >'"$d"'/status; fi; echo "rc=$?"'
+		if [ $n = 1 ] && [ $l = 0 ]; then settled '"$d"'/status; fi; echo "rc=$?"'
 	assertEquals "all went on ($err)" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 	assertContains "nothing in flight" "$(cat "$d/status")" "nothing in flight"
 }
@@ -275,6 +280,7 @@ testManyNodesFewTxnOps() {
 		accelctl barrier --timeout 15s end || exit
 		sleep 1; echo "rc=$?"'
 	assertEquals "all read every value ($err)" 8 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
+	eventually 10 no_results
 	assertEquals "no result left" "" "$(results)"
 }
 

@@ -81,12 +81,15 @@ testCompactedRevision() {
 			until [ -e '"$d"'/compacted ]; do sleep 0.05; done
 			accelctl barrier --timeout 30s c; echo "rc=$?"; exit
 		fi
-		(sleep 1; cat $ACCELCTL_RUNTIME_DIR/*.pid >'"$d"'/node0) &
+		# Its helper is stopped once it posted and watches (it holds a
+		# revision to resume from), 10 s at most.
+		(i=0; until accelctl status 2>/dev/null | grep -q "waiting for node 1" || [ $i -ge 100 ]; do
+			sleep 0.1; i=$((i + 1)); done; cat $ACCELCTL_RUNTIME_DIR/*.pid >'"$d"'/node0) &
 		accelctl barrier --timeout 30s c; echo "rc=$?"
 		cp $ACCELCTL_RUNTIME_DIR/*.log '"$d"'/node0.log'
 	printf '%s\n' "$out" >"$d/out"; } &
 	local i=0 helper
-	until [ -s "$d/node0" ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	until [ -s "$d/node0" ] || [ $i -gt 300 ]; do sleep 0.05; i=$((i + 1)); done
 	helper=$(cat "$d/node0")
 	kill -STOP "$helper"
 	etcd_kill 0

@@ -204,7 +204,9 @@ testDebugSleepDuringBarrier() {
 	wait_node_posted "$d" 2 2 0 d 0 || echo "warning: node 0 not seen waiting at d" >&2
 	redis_cli debug sleep 2 >"$d/debug.out" 2>&1 &
 	local sleeper=$!
-	sleep 0.2
+	# Node 1 arrives once Redis is asleep (PING unanswered for 0.3 s), not
+	# after a fixed pause that a late redis-cli may outlast.
+	eventually 5 eval '! timeout 0.3 redis-cli -s "$REDIS_SOCK" ping >/dev/null 2>&1'
 	fault "$d" sleeping; touch "$d/sleeping"
 	job_wait
 	wait "$sleeper"

@@ -3,8 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 setUp() {
-	RT=$(scratch)/rt.$RANDOM
-	mkdir -m 700 "$RT"
+	RT=$(mktemp -d "$(scratch)/rt.XXXXXX")	# mode 700
 	J="ACCELCTL_RUNTIME_DIR=$RT ACCELCTL_JOB_ID=hj ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2"
 	R0="$J ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0"
 	R1="$J ACCELCTL_RANK=1 ACCELCTL_LOCAL_RANK=1"
@@ -104,10 +103,11 @@ testNoWakeupsWhileIdle() {
 
 testRunInForeground() {
 	# shellcheck disable=SC2086
-	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=2s \
+	# Idle for 5 s, listening once it says "serving" (see testRunAfterKill9).
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=5s \
 		"$ACCELCTL" helper run 2>"$RT/fg.err" &
 	local fg=$!
-	until [ -S "$RT/hj.sock" ]; do sleep 0.05; done
+	eventually 20 grep -q "serving job hj" "$RT/fg.err"
 	assertEquals "the foreground helper" "$fg" "$(cat "$RT/hj.pid")"
 	# shellcheck disable=SC2086
 	(run $R0 -- barrier --timeout 5s fg; echo "$rc" >"$RT/rc0") &
@@ -143,14 +143,16 @@ testRunAfterKill9() {
 	run $R0 -- helper start
 	local pid; pid=$(cat "$RT/hj.pid")
 	kill -9 "$pid"
-	while alive "$pid"; do sleep 0.05; done
+	eventually 20 eval '! alive "$pid"'
 	assertTrue "the dead helper's socket is left" "[ -S '$RT/hj.sock' ]"
 	# shellcheck disable=SC2086
-	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=1s \
+	# Idle for 5 s: the status client below may start slowly (ASan, a busy
+	# machine). Its pid file is written under the lock, before it listens:
+	# wait for its "serving" line.
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $R0 ACCELCTL_HELPER_IDLE=5s \
 		"$ACCELCTL" helper run 2>"$RT/fg.err" &
 	local fg=$!
-	local i=0
-	while [ "$(cat "$RT/hj.pid" 2>/dev/null)" != "$fg" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	eventually 20 grep -q "serving job hj" "$RT/fg.err"
 	# shellcheck disable=SC2086
 	run $R1 -- helper status
 	assertRc 0 "helper run serves after a kill -9 ($(cat "$RT/fg.err"))"

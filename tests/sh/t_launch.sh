@@ -52,8 +52,14 @@ testTagPrefixesWholeLines() {
 1: x" "$(printf '%s\n' "$out" | sort)"
 }
 
+# The first failure in time: rank 1 fails only once the launcher has reaped
+# rank 2 (its pid gone), not after a sleep that a busy machine may outlast.
 testFirstNonZeroStatus() {
-	run -- launch -n 3 -- sh -c 'case $ACCELCTL_RANK in 0) exit 0;; 1) sleep 0.3; exit 4;; 2) exit 5;; esac'
+	local d; d=$(scratch)/first; mkdir -p "$d"
+	run -- launch -n 3 -- sh -c 'case $ACCELCTL_RANK in 0) exit 0;;
+		1) i=0; until [ -s '"$d"'/pid2 ] && ! kill -0 "$(cat '"$d"'/pid2)" 2>/dev/null || [ $i -ge 1000 ]; do
+			sleep 0.01; i=$((i + 1)); done; exit 4;;
+		2) echo $$ >'"$d"'/pid2; exit 5;; esac'
 	assertRc 5 "first failure in time"
 	run -- launch -n 2 -- sh -c 'exit 0'
 	assertRc 0 "all succeed"

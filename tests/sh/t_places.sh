@@ -160,6 +160,8 @@ testFilesFollowTheDescriptor() {
 	assertFalse "its socket removed where it was" "[ -e '$d.moved/fdjob.sock' ]"
 	assertTrue "the other directory's pid file left alone" "[ -e '$d.other/fdjob.pid' ]"
 	assertTrue "the other directory's socket left alone" "[ -e '$d.other/fdjob.sock' ]"
+	# It logs "exiting" after removing its files.
+	eventually 10 grep -q exiting "$d.moved/fdjob.log"
 	assertContains "its log went on where it was" "$(cat "$d.moved/fdjob.log")" "exiting"
 	assertEquals "no log in the other directory" "" "$(ls "$d.other" | grep log)"
 }

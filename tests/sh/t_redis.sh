@@ -83,16 +83,22 @@ testTimeoutNamesMissingNode() {
 }
 
 # status on a node whose ranks all arrived names the missing node, its host and ranks.
+# Node 1 arrives only once rank 0 has read that status; rank 0 asks until the
+# text is there (the first look at the missing nodes is 500 ms after the post,
+# and under ASan on a busy machine rank 1 may arrive a second late), 15 s at most.
 testStatusAcrossNodesNamesMissing() {
 	local d; d=$(scratch)/st; mkdir -p "$d"
 	across 2 2 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			accelctl on-local-main --wait -- true; sleep 3; accelctl barrier --timeout 20s s; exit
+			accelctl on-local-main --wait -- true
+			i=0; until [ -e '"$d"'/read ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+			accelctl barrier --timeout 20s s; exit
 		fi
-		sleep 0.5	# node 1 has met its helper
 		if [ $ACCELCTL_RANK = 0 ]; then
-			# The first look at the missing nodes is 500 ms after the arrival.
-			accelctl barrier --timeout 20s s & sleep 1; accelctl status >'"$d"'/status; wait
+			accelctl barrier --timeout 20s s & i=0
+			while accelctl status >'"$d"'/status; ! grep -q "waiting for node 1 (.*: ranks 2, 3)" '"$d"'/status &&
+			    [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+			: >'"$d"'/read; wait
 		else
 			accelctl barrier --timeout 20s s
 		fi'
@@ -245,7 +251,7 @@ testHistoryNamesTheSlowNode() {
 	local d; d=$(scratch)/hist; mkdir -p "$d"
 	across 4 2 bash -c '
 		accelctl barrier start
-		[ $ACCELCTL_RANK = 5 ] && sleep 2
+		[ $ACCELCTL_RANK = 5 ] && sleep 5
 		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
 		accelctl barrier slow
 		if [ $ACCELCTL_LOCAL_RANK = 0 ]; then

@@ -97,7 +97,7 @@ testHelperAndSyncPaths() {
 		--leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
 		"$ACCELCTL" helper run 2>"$(scratch)/vg-helper" &
 	local hp=$!
-	until [ -S "$rt/vg.sock" ]; do sleep 0.1; done
+	eventually 60 test -S "$rt/vg.sock"
 	# shellcheck disable=SC2086
 	(env -i PATH=/usr/bin:/bin $r1 sh -c '"$0" barrier b; "$0" broadcast c; "$0" on-main --wait -- true; "$0" barrier --status 0 s' "$ACCELCTL" >/dev/null) &
 	# shellcheck disable=SC2086
@@ -139,7 +139,7 @@ testHelpersWithRendezvous() {
 			--errors-for-leak-kinds=definite,indirect,possible "$ACCELCTL" helper run 2>"$base/vg$n" &
 		pids="$pids $!"
 	done
-	until [ -S "$base/n0/vgx.node0.sock" ] && [ -S "$base/n1/vgx.node1.sock" ]; do sleep 0.1; done
+	eventually 60 eval '[ -S "$base/n0/vgx.node0.sock" ] && [ -S "$base/n1/vgx.node1.sock" ]'
 	for n in 0 1; do
 		# shellcheck disable=SC2086
 		env -i PATH=/usr/bin:/bin $c ACCELCTL_RUNTIME_DIR="$base/n$n" ACCELCTL_RANK=$n ACCELCTL_NODE_RANK=$n \
