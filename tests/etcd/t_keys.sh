@@ -39,8 +39,8 @@ results() { etcdctl_ get --prefix accelctl/ --keys-only | grep -E '/(done|p[0-9]
 no_results() { [ -z "$(results)" ]; }
 # $SETTLED, put before a job's script, defines settled FILE: status into FILE
 # until it says "nothing in flight" (a replacement helper's sweep of etcd may
-# outlast any fixed sleep under ASan), 10 s at most; status's exit code.
-SETTLED='settled() { local i=0; while accelctl status >"$1"; ! grep -q "nothing in flight" "$1" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; }
+# outlast any fixed sleep under ASan), 8 s at most; status's exit code.
+SETTLED='settled() { local end=$(($(date +%s) + 8)) r; until accelctl status >"$1"; r=$?; grep -q "nothing in flight" "$1" || [ $(date +%s) -ge $end ]; do sleep 0.1; done; return $r; }
 '
 # few_keys N: etcd holds at most N keys under accelctl/.
 few_keys() { [ "$(keys)" -le "$1" ]; }

@@ -204,9 +204,14 @@ testDebugSleepDuringBarrier() {
 	wait_node_posted "$d" 2 2 0 d 0 || echo "warning: node 0 not seen waiting at d" >&2
 	redis_cli debug sleep 2 >"$d/debug.out" 2>&1 &
 	local sleeper=$!
-	# Node 1 arrives once Redis is asleep (PING unanswered for 0.3 s), not
-	# after a fixed pause that a late redis-cli may outlast.
-	eventually 5 eval '! timeout 0.3 redis-cli -s "$REDIS_SOCK" ping >/dev/null 2>&1'
+	# Node 1 arrives once Redis is asleep (a PING on a connection made
+	# first unanswered for 0.3 s), not after a fixed pause that a late
+	# redis-cli may outlast.
+	eventually 5 python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(0.3); s.sendall(b"PING\r\n")
+try: s.recv(16)
+except socket.timeout: sys.exit(0)
+sys.exit(1)' "$REDIS_SOCK"
 	fault "$d" sleeping; touch "$d/sleeping"
 	job_wait
 	wait "$sleeper"

@@ -160,8 +160,9 @@ testFilesFollowTheDescriptor() {
 	assertFalse "its socket removed where it was" "[ -e '$d.moved/fdjob.sock' ]"
 	assertTrue "the other directory's pid file left alone" "[ -e '$d.other/fdjob.pid' ]"
 	assertTrue "the other directory's socket left alone" "[ -e '$d.other/fdjob.sock' ]"
-	# It logs "exiting" after removing its files.
-	eventually 10 grep -q exiting "$d.moved/fdjob.log"
+	# Its last line, "exiting", comes after it removed its files ("signal
+	# 15: exiting" before).
+	eventually 10 grep -q ']: exiting$' "$d.moved/fdjob.log"
 	assertContains "its log went on where it was" "$(cat "$d.moved/fdjob.log")" "exiting"
 	assertEquals "no log in the other directory" "" "$(ls "$d.other" | grep log)"
 }

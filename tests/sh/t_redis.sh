@@ -91,13 +91,13 @@ testStatusAcrossNodesNamesMissing() {
 	across 2 2 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
 			accelctl on-local-main --wait -- true
-			i=0; until [ -e '"$d"'/read ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+			end=$(($(date +%s) + 18)); until [ -e '"$d"'/read ] || [ $(date +%s) -ge $end ]; do sleep 0.1; done
 			accelctl barrier --timeout 20s s; exit
 		fi
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl barrier --timeout 20s s & i=0
+			accelctl barrier --timeout 20s s & end=$(($(date +%s) + 15))
 			while accelctl status >'"$d"'/status; ! grep -q "waiting for node 1 (.*: ranks 2, 3)" '"$d"'/status &&
-			    [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+			    [ $(date +%s) -lt $end ]; do sleep 0.1; done
 			: >'"$d"'/read; wait
 		else
 			accelctl barrier --timeout 20s s
@@ -249,7 +249,7 @@ EOS
 # slow one said "?" (and the slow one itself, by its own clock, "rank 5").
 testHistoryNamesTheSlowNode() {
 	local d; d=$(scratch)/hist; mkdir -p "$d"
-	across 4 2 bash -c '
+	RUN_LIMIT=60 across 4 2 bash -c '
 		accelctl barrier start
 		[ $ACCELCTL_RANK = 5 ] && sleep 5
 		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
