@@ -158,11 +158,20 @@ static struct {
 	unsigned long	 acks_changes;	/* the job's changes at that walk */
 	struct ac_keygen *acks_next;	/* a walk stopped at ACKS_BUSY: on here */
 	int		 nacks;		/* acks out */
+	struct req	*posts;		/* arrivals and withdrawals out */
 } X;
 
 struct req {
 	char	key[AC_KEY_MAX];
 	int64_t	gen;
+	/* A barrier's arrival or withdrawal in flight (X.posts): the other,
+	 * asked for meanwhile, waits for its reply (redo). libcurl runs
+	 * requests side by side on as many connections, and etcd applies them
+	 * in the order they reach it: a withdrawal sent while the arrival was
+	 * out could be applied first, and the arrival then stood (etcd.faults.4
+	 * testKillWaitingRank under ASan: the barrier passed on a dead rank). */
+	struct req *next;
+	int	 redo;
 };
 
 static void sweep(void);
@@ -397,8 +406,62 @@ new_req(const struct ac_coll *c)
 	if (r != NULL) {
 		snprintf(r->key, sizeof(r->key), "%s", c->key);
 		r->gen = c->gen;
+		r->next = NULL;
+		r->redo = 0;
 	}
 	return r;
+}
+
+/*
+ * Barrier C's arrival or withdrawal is out: what C wants now is sent once
+ * its reply came (1). Else 0: nothing of C is out.
+ */
+static int
+post_busy(const struct ac_coll *c)
+{
+	for (struct req *r = X.posts; r != NULL; r = r->next)
+		if (r->gen == c->gen && strcmp(r->key, c->key) == 0) {
+			r->redo = 1;
+			return 1;
+		}
+	return 0;
+}
+
+/* Send TXN, C's arrival or withdrawal (R), listed as out until CB. */
+static void
+post_send(struct req *r, json_t *txn, ac_econn_cb *cb)
+{
+	r->next = X.posts;
+	X.posts = r;
+	if (ac_econn_call("/v3/kv/txn", txn, cb, r) == -1) {
+		X.posts = r->next;
+		free(r);
+	}
+}
+
+static void x_arrive(struct ac_job *j, struct ac_coll *c);
+static void x_withdraw(struct ac_job *j, struct ac_coll *c);
+
+/* R's reply came, or never will (down: the sweep posts again). If the
+ * other was asked for meanwhile, what the barrier wants now goes. */
+static void
+post_done(struct req *r)
+{
+	struct req **p = &X.posts;
+	struct ac_coll *c;
+
+	while (*p != NULL && *p != r)
+		p = &(*p)->next;
+	if (*p != NULL)
+		*p = r->next;
+	if (r->redo && X.job != NULL &&
+	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done) {
+		if (c->xwd)
+			x_withdraw(X.job, c);
+		else if (c->xsent)
+			x_arrive(X.job, c);
+	}
+	free(r);
 }
 
 static void
@@ -443,7 +506,7 @@ on_arrive(json_t *reply, void *priv)
 		}
 		ac_rdvarr_settle(r->key, r->gen);
 	}
-	free(r);
+	post_done(r);
 }
 
 /* Room for one more seen in the buckets (doubled when full). */
@@ -557,7 +620,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 	struct ac_coll *prev;
 	json_t *ops;
 
-	if (!ac_rdvproto_posting(j, c) || (r = new_req(c)) == NULL)
+	if (!ac_rdvproto_posting(j, c) || post_busy(c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
 	n = ac_fails_of(j, c, fails, sizeof(fails));
 	n = ac_rdvarr_value(j, c, fails, n, sizeof(fails));
@@ -577,9 +640,8 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 		keyname(old, sizeof(old), "wd", c->key, c->gen - 2);
 		json_array_append_new(ops, ej_delete(old, NULL));
 	}
-	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_absent(mine)),
-	    ops, json_pack("[o]", ej_range(gen, 1))), on_arrive, r) == -1)
-		free(r);
+	post_send(r, ej_txn(json_pack("[o]", ej_cmp_absent(mine)), ops,
+	    json_pack("[o]", ej_range(gen, 1))), on_arrive);
 }
 
 static void
@@ -589,11 +651,12 @@ on_withdrawn(json_t *reply, void *priv)
 	struct ac_coll *c;
 
 	/* Unanswered: the sweep after the reconnect sends it again. */
-	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
+	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
+	    !r->redo) {
 		c->xwd = 0;
 		ac_job_gc(X.job);
 	}
-	free(r);
+	post_done(r);
 }
 
 /*
@@ -609,14 +672,12 @@ x_withdraw(struct ac_job *j, struct ac_coll *c)
 	char key[KEY_MAX], wd[KEY_MAX];
 	struct req *r;
 
-	if (!ready() || (r = new_req(c)) == NULL)
+	if (!ready() || post_busy(c) || (r = new_req(c)) == NULL)
 		return;
 	arr_key(key, sizeof(key), c->key, c->gen, j->node);
 	wd_key(wd, sizeof(wd), c->key, c->gen, j->node);
-	if (ac_econn_call("/v3/kv/txn", ej_txn(json_array(), json_pack("[o, o]",
-	    ej_delete(key, ""), op_put(wd, "", 0)), json_array()), on_withdrawn,
-	    r) == -1)
-		free(r);
+	post_send(r, ej_txn(json_array(), json_pack("[o, o]", ej_delete(key, ""),
+	    op_put(wd, "", 0)), json_array()), on_withdrawn);
 }
 
 static void
@@ -1906,7 +1967,13 @@ x_stop(void)
 {
 	ac_rdvproto_withdraw_all();
 	acks(1);
-	ac_econn_stop();
+	ac_econn_stop();	/* frees its requests, calling nobody */
+	while (X.posts != NULL) {
+		struct req *r = X.posts;
+
+		X.posts = r->next;
+		free(r);
+	}
 	while (X.uploads.head != NULL)
 		upload_free(X.uploads.head);
 	while (X.fetches != NULL)
