@@ -28,6 +28,7 @@
  * it delivered; a compacted revision is read again instead.
  */
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1962,9 +1963,38 @@ s_unpost(const struct ac_coll *c)
 	    1000, NULL) == -1 ? -1 : 0;
 }
 
+/*
+ * The helper exits: the arrivals and withdrawals still out are waited for
+ * (the helper's loop has ended: this one runs etcd's alone), at most
+ * DRAIN_MS, before the exit's own withdrawals (s_unpost), which go on a
+ * connection of their own. Sent beside an arrival still out, one could be
+ * applied first and the arrival put after it stood (a rank killed, its
+ * helper stopped, etcd slow: the others passed on it). Past DRAIN_MS, what
+ * is still out is left to etcd's order.
+ */
+#define DRAIN_MS 1000
+static void
+drain_posts(void)
+{
+	long end = ac_now_ms() + DRAIN_MS;
+	struct pollfd pfd[64];
+
+	for (long now = ac_now_ms(); X.posts != NULL && ac_econn_up() &&
+	    now < end; now = ac_now_ms()) {
+		long t = ac_econn_timer(now);
+		int n = ac_econn_fds(pfd, (int)(sizeof(pfd) / sizeof(pfd[0])));
+
+		if (t < 0 || t > end - now)
+			t = end - now;
+		if (poll(pfd, (nfds_t)n, (int)t) > 0)
+			ac_econn_events(pfd, n);
+	}
+}
+
 static void
 x_stop(void)
 {
+	drain_posts();
 	ac_rdvproto_withdraw_all();
 	acks(1);
 	ac_econn_stop();	/* frees its requests, calling nobody */
