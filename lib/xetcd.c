@@ -651,9 +651,9 @@ on_withdrawn(json_t *reply, void *priv)
 	struct req *r = priv;
 	struct ac_coll *c;
 
-	/* Unanswered: the sweep after the reconnect sends it again. */
-	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
-	    !r->redo) {
+	/* Unanswered: the sweep after the reconnect sends it again. Answered:
+	 * withdrawn, whatever was asked meanwhile (held back: post_done). */
+	if (reply != NULL && (c = ac_job_find(X.job, r->key, r->gen)) != NULL) {
 		c->xwd = 0;
 		ac_job_gc(X.job);
 	}

@@ -32,6 +32,8 @@ testKillWaitingRank() {
 				done
 				# Rank 2 arrives now: had the dead arrival counted,
 				# k would pass in the next half second, before "again".
+				# (A window for a wrong pass to show, not an order: a
+				# slow machine can only hide a wrong pass, never fail.)
 				: >'"$d"'/withdrawn; sleep 0.5
 				echo "again $(date +%s%N)"
 				accelctl barrier --timeout 20s k || exit
