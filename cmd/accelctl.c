@@ -39,6 +39,7 @@ const struct ac_cmd *const ac_commands[] = {
 	&cmd_helper,
 	&cmd_rendezvous,
 	&cmd_trace,
+	&cmd_help,
 	NULL
 };
 
@@ -48,6 +49,7 @@ static const char exit_codes[] =
     "  1        \"no\" for is-*\n"
     "  2        usage error or invalid environment\n"
     "  3        aborted by a peer, or the rank others waited for died\n"
+    "  4        lost: a rank or node this wait needs is gone for good\n"
     "  124      a deadline passed\n"
     "  125      accelctl itself failed\n"
     "  126 127  CMD could not be executed / was not found\n"
@@ -118,8 +120,8 @@ print_wrapped(const char *text)
 	print_wrapped_at(text, 78, 2, 2, 0);
 }
 
-static void
-command_help(const struct ac_cmd *cmd)
+void
+ac_command_help(const struct ac_cmd *cmd)
 {
 	ac_print_usage(cmd, 0);
 	printf("\n");
@@ -139,8 +141,8 @@ command_help(const struct ac_cmd *cmd)
 	    "show this help");
 }
 
-static void
-global_help(void)
+void
+ac_global_help(void)
 {
 	const char *group = NULL;
 	char launchers[512];
@@ -206,8 +208,8 @@ distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
-static int
-unknown_command(const char *word)
+int
+ac_unknown_command(const char *word)
 {
 	const char *best = NULL;
 	int bestd = 3;
@@ -227,6 +229,15 @@ unknown_command(const char *word)
 	return AC_EXIT_USAGE;
 }
 
+const struct ac_cmd *
+ac_cmd_find(const char *name)
+{
+	for (int i = 0; ac_commands[i] != NULL; i++)
+		if (strcmp(ac_commands[i]->name, name) == 0)
+			return ac_commands[i];
+	return NULL;
+}
+
 static int
 run_command(const struct ac_cmd *cmd, int argc, char **argv)
 {
@@ -237,7 +248,7 @@ run_command(const struct ac_cmd *cmd, int argc, char **argv)
 	if (cmd->raw) {
 		memset(&a, 0, sizeof(a));
 		if (argc == 1 && strcmp(argv[0], "--help") == 0) {
-			command_help(cmd);
+			ac_command_help(cmd);
 			return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 		}
 		if (argc > 0 && strcmp(argv[0], "--") == 0) {
@@ -252,7 +263,7 @@ run_command(const struct ac_cmd *cmd, int argc, char **argv)
 	    sizeof(err)) == -1)
 		return ac_usage_error(cmd, "%s", err);
 	if (a.help) {
-		command_help(cmd);
+		ac_command_help(cmd);
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
 	if (cmd->child == AC_CHILD_REQUIRED) {
@@ -303,7 +314,7 @@ main(int argc, char **argv)
 	}
 	w = argv[1];
 	if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
-		global_help();
+		ac_global_help();
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
 	if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
@@ -336,13 +347,13 @@ main(int argc, char **argv)
 		ac_warnx("unknown option '%.40s'; see 'accelctl --help'", w);
 		return AC_EXIT_USAGE;
 	}
-	for (int i = 0; ac_commands[i] != NULL; i++)
-		if (strcmp(ac_commands[i]->name, w) == 0) {
-			int rc = run_command(ac_commands[i], argc - 2, argv + 2);
+	const struct ac_cmd *cmd = ac_cmd_find(w);
+	if (cmd != NULL) {
+		int rc = run_command(cmd, argc - 2, argv + 2);
 
-			if (rc != 0 && ac_commands[i]->failed != NULL)
-				ac_commands[i]->failed(argc - 2, argv + 2, rc);
-			return rc;
-		}
-	return unknown_command(w);
+		if (rc != 0 && cmd->failed != NULL)
+			cmd->failed(argc - 2, argv + 2, rc);
+		return rc;
+	}
+	return ac_unknown_command(w);
 }

@@ -37,6 +37,16 @@ extern const struct ac_cmd *const ac_commands[];
 int ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The entry named NAME, or NULL. */
+const struct ac_cmd *ac_cmd_find(const char *name);
+
+/* "accelctl --help" and "accelctl NAME --help", on stdout. */
+void ac_global_help(void);
+void ac_command_help(const struct ac_cmd *cmd);
+
+/* "unknown command 'WORD'; did you mean ...?" on stderr; returns exit code 2. */
+int ac_unknown_command(const char *word);
+
 /* "usage: accelctl NAME [options] ARGS" to stdout or stderr. */
 void ac_print_usage(const struct ac_cmd *cmd, int to_stderr);
 
@@ -85,6 +95,6 @@ int ac_cmd_sync_init(struct ac_sync *s, const struct ac_topo *t,
 extern const struct ac_cmd cmd_is_main, cmd_is_local_main, cmd_on_main,
     cmd_on_local_main, cmd_on_process, cmd_on_local_process, cmd_print,
     cmd_info, cmd_launch, cmd_barrier, cmd_main_first, cmd_broadcast,
-    cmd_abort, cmd_status, cmd_helper, cmd_check, cmd_rendezvous, cmd_trace;
+    cmd_abort, cmd_status, cmd_helper, cmd_check, cmd_rendezvous, cmd_trace, cmd_help;
 
 #endif

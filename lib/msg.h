@@ -9,6 +9,7 @@
 #define AC_EXIT_NO		1
 #define AC_EXIT_USAGE		2
 #define AC_EXIT_ABORTED		3
+#define AC_EXIT_LOST		4
 #define AC_EXIT_TIMEOUT		124
 #define AC_EXIT_FAILED		125
 #define AC_EXIT_NOEXEC		126
