@@ -8,7 +8,7 @@
 
 _accelctl_commands='is-main is-local-main on-main on-local-main on-process
 on-local-process print barrier main-first broadcast abort status info check
-launch helper rendezvous trace'
+launch helper rendezvous trace help'
 _accelctl_helper_actions='run start stop status'
 _accelctl_rendezvous_actions='start stop status'
 _accelctl_global_opts='-h --help --version --list-commands'
@@ -126,6 +126,13 @@ _accelctl()
 			done
 			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_rendezvous_actions" -- "$cur") ;;
 		esac
+		return 0
+	fi
+
+	# help: one command name, whose help it prints.
+	if [[ $cmd == help && $cur != -* ]]; then
+		((COMP_CWORD == 2)) &&
+			mapfile -t COMPREPLY < <(compgen -W "$_accelctl_commands" -- "$cur")
 		return 0
 	fi
 

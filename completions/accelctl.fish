@@ -30,6 +30,13 @@ function __accelctl_helper_needs_action
     test $value = 0
 end
 
+# True when the word being typed is the first after "help": the command whose
+# help to print.
+function __accelctl_help_needs_command
+    set -l words (commandline -opc)
+    test (count $words) -eq 2; and test "$words[2]" = help
+end
+
 # Complete the child command line after "--" as if typed alone.
 function __accelctl_child
     set -l words (commandline -opc)
@@ -37,7 +44,7 @@ function __accelctl_child
     complete -C (string join -- ' ' (string escape -- $words[(math $i + 3)..-1]) (commandline -ct))
 end
 
-set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper rendezvous trace
+set -l commands is-main is-local-main on-main on-local-main on-process on-local-process print barrier main-first broadcast abort status info check launch helper rendezvous trace help
 set -l runners on-main on-local-main on-process on-local-process
 
 complete -c accelctl -f
@@ -63,9 +70,10 @@ complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a launch -d
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a helper -d "run, start, stop or look at this node's helper"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a rendezvous -d "start a private redis-server for this job's nodes"
 complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a trace -d "merge the nodes' traces of a job into one (Perfetto, chrome://tracing)"
+complete -c accelctl -n "not __fish_seen_subcommand_from $commands" -a help -d 'this help, or the help of COMMAND'
 
 # Every subcommand but print (which parses no options) takes -h/--help.
-set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper rendezvous trace
+set -l helped is-main is-local-main $runners barrier main-first broadcast abort status info check launch helper rendezvous trace help
 complete -c accelctl -n "__fish_seen_subcommand_from $helped; and not __accelctl_after_dashdash" -s h -l help -d 'show help'
 complete -c accelctl -n "__fish_seen_subcommand_from print; and test (count (commandline -opc)) -eq 2" -l help -d 'show help'
 
@@ -108,6 +116,9 @@ complete -c accelctl -n "$in_trace; and not __fish_seen_subcommand_from merge" -
 complete -c accelctl -n $in_trace -s o -l output -r -F -d 'write the merged trace to FILE (DIR/accelctl.JOB.json)'
 complete -c accelctl -n $in_trace -l svg -r -F -d 'also write a timeline of it to FILE, one row per rank'
 complete -c accelctl -n $in_trace -s j -l job -x -d 'the job whose traces to merge (the one in DIR)'
+
+# help: the command whose help to print.
+complete -c accelctl -n __accelctl_help_needs_command -a "$commands" -d 'its help'
 
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l json -d 'print one JSON object'
 complete -c accelctl -n "__fish_seen_subcommand_from info" -l shell -d 'print ACCELCTL_*=value lines for eval'

@@ -1,4 +1,4 @@
-# t_docs.sh: --help, the man page and the three completions name the binary's subcommands and options.
+# t_docs.sh: --help, the man page, the three completions and the README name the binary's subcommands (and the man page and bash completion its options).
 . "$(dirname "$0")/lib.sh"
 
 MAN=$ACCELCTL_SRC/man/accelctl.1
@@ -101,7 +101,33 @@ testLaunchersAgree() {
 	assertEquals "launchers: README's detection table against --help" "$help" "$readme"
 }
 
-# --help's usages wrap between options, never inside one (issue 21: "[--timeo").
+# The README's command table names every command of --list-commands, and nothing
+# else. The table is the one whose header row starts "| command | does |". Each row's
+# first cell is read so: backticks dropped, its first word is the command
+# (`barrier --status RC NAME` is barrier, `trace merge DIR` is trace, `help [COMMAND]`
+# is help); a row whose first word holds a "*" speaks of a family of commands
+# (`on-* --wait -- CMD...`) and is skipped. A command missing from the table, or a row
+# whose first word is no command, fails.
+readme_commands() {
+	awk '/^\| command \| does \|/ { on = 1; next } on && !/^\|/ { exit }
+		on && !/^\|[-|: ]*$/ { split($0, c, "|"); cell = c[2]; gsub(/`/, "", cell)
+			split(cell, w, " "); if (w[1] !~ /\*/) print w[1] }' "$1"
+}
+
+testReadmeCommandTable() {
+	local names
+	names=$(readme_commands "$ACCELCTL_SRC/README.md")
+	assertNotNull "README.md has a command table (| command | does | ...)" "$names"
+	assertEquals "commands in README.md's command table" "$COMMANDS" "$(printf '%s\n' "$names" | sorted)"
+	# The check itself: a table without one command must not pass.
+	local f
+	f=$(scratch)/README.md
+	grep -v '^| `broadcast ' "$ACCELCTL_SRC/README.md" >"$f"
+	assertNotEquals "a README without broadcast in its table" "$COMMANDS" \
+		"$(readme_commands "$f" | sorted)"
+}
+
+# --help's usages wrap between options, never inside one (not "[--timeo").
 testHelpUsagesWhole() {
 	run -- --help
 	local bad
