@@ -229,6 +229,18 @@ ac_unknown_command(const char *word)
 	return AC_EXIT_USAGE;
 }
 
+const struct ac_cmd *ac_cmd_running;
+
+int
+ac_cmd_timeout(const char *opt, long *ms)
+{
+	if (ac_timeout_ms(opt, ms) == 0)
+		return 0;
+	if (opt != NULL && ac_cmd_running != NULL)
+		ac_print_usage(ac_cmd_running, 1);
+	return -1;
+}
+
 const struct ac_cmd *
 ac_cmd_find(const char *name)
 {
@@ -245,6 +257,7 @@ run_command(const struct ac_cmd *cmd, int argc, char **argv)
 	struct ac_args a;
 
 	ac_cmdname = cmd->name;
+	ac_cmd_running = cmd;
 	if (cmd->raw) {
 		memset(&a, 0, sizeof(a));
 		if (argc == 1 && strcmp(argv[0], "--help") == 0) {
@@ -259,14 +272,18 @@ run_command(const struct ac_cmd *cmd, int argc, char **argv)
 		a.npos = argc;
 		return cmd->exec(cmd, &a);
 	}
-	if (ac_args_parse(cmd->opts, argc, argv, pos, &a, err,
-	    sizeof(err)) == -1)
+	if (ac_args_parse_upto(cmd->opts, cmd->child == AC_CHILD_REQUIRED ?
+	    cmd->maxpos : -1, argc, argv, pos, &a, err, sizeof(err)) == -1)
 		return ac_usage_error(cmd, "%s", err);
 	if (a.help) {
 		ac_command_help(cmd);
 		return ac_flush_stdout() == -1 ? AC_EXIT_FAILED : 0;
 	}
 	if (cmd->child == AC_CHILD_REQUIRED) {
+		if (!a.dashdash && a.stray != NULL)
+			return ac_usage_error(cmd, "missing '--' before CMD "
+			    "'%.40s' (accelctl %s ... -- %.40s ...)", a.stray,
+			    cmd->name, a.stray);
 		if (!a.dashdash)
 			return ac_usage_error(cmd,
 			    "missing '--' before CMD");

@@ -26,18 +26,20 @@ exec_barrier(const struct ac_cmd *self, struct ac_args *a)
 
 	if (ac_check_name(name, &why) == -1)
 		return ac_usage_error(self, "invalid name '%.40s': %s", name, why);
+	/* An exit status, as $? gives it: a larger one could not be the
+	 * exit status every rank leaves with (300 left as 44, or 255). */
 	if (a->val[OPT_STATUS] != NULL &&
-	    ac_parse_uint(a->val[OPT_STATUS], 2147483647L, &status, &why) == -1)
-		return ac_usage_error(self, "invalid --status '%.40s': %s",
-		    a->val[OPT_STATUS], why);
+	    ac_parse_uint(a->val[OPT_STATUS], 255, &status, &why) == -1)
+		return ac_usage_error(self, "invalid --status '%.40s': %s (an "
+		    "exit status, 0 to 255)", a->val[OPT_STATUS], why);
 	if ((rc = ac_cmd_sync_topo(&t, 0)) != 0)
 		return rc;
 	if (t.v[AC_WORLD] == 1) {
 		long ms;
 		/* One process: nobody to wait for; the timeout is still checked. */
-		if (ac_timeout_ms(a->val[OPT_TIMEOUT], &ms) == -1)
+		if (ac_cmd_timeout(a->val[OPT_TIMEOUT], &ms) == -1)
 			return AC_EXIT_USAGE;
-		return (int)(status > 255 ? 255 : status);
+		return (int)status;
 	}
 	snprintf(key, sizeof(key), "b:%s", name);
 	snprintf(what, sizeof(what), "'%s'", name);

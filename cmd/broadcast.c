@@ -1,6 +1,7 @@
 /* broadcast.c: "accelctl broadcast NAME [VALUE]": rank 0's VALUE, or its stdin, is
  * printed on every rank (broadcast_object_list). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,31 @@ static const struct ac_optdef bc_opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
+/* Why rank 0 has no value to send, for its own stderr and, as the
+ * broadcast's result, for the others' (they exit 3 naming it). */
+static char why_not[256];
+
+static int
+failed(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+failed(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_not, sizeof(why_not), fmt, ap);
+	va_end(ap);
+	ac_warnx("%s", why_not);
+	return rc;
+}
+
 static int
 too_large(void)
 {
-	ac_warnx("the value is larger than %u MiB (%u bytes), the most a "
-	    "broadcast carries", AC_PAYLOAD_MAX >> 20, AC_PAYLOAD_MAX);
-	return AC_EXIT_USAGE;
+	return failed(AC_EXIT_USAGE, "the value is larger than %u MiB (%u "
+	    "bytes), the most a broadcast carries", AC_PAYLOAD_MAX >> 20,
+	    AC_PAYLOAD_MAX);
 }
 
 /* Read all of stdin, at most AC_PAYLOAD_MAX bytes. 0, or an exit code after
@@ -33,15 +53,17 @@ read_stdin(uint8_t **out, size_t *len)
 	ssize_t r;
 
 	if (p == NULL)
-		return ac_warnx("out of memory"), AC_EXIT_FAILED;
+		return failed(AC_EXIT_FAILED, "out of memory");
 	/* One byte past the maximum is enough to refuse it. */
 	while ((r = read(STDIN_FILENO, p + n, cap - n)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			ac_warn("read error on standard input");
+			int e = errno;
+
 			free(p);
-			return AC_EXIT_FAILED;
+			return failed(AC_EXIT_FAILED, "read error on standard "
+			    "input: %s", strerror(e));
 		}
 		n += (size_t)r;
 		if (n > AC_PAYLOAD_MAX) {
@@ -55,7 +77,7 @@ read_stdin(uint8_t **out, size_t *len)
 
 			if ((q = realloc(p, ncap)) == NULL) {
 				free(p);
-				return ac_warnx("out of memory"), AC_EXIT_FAILED;
+				return failed(AC_EXIT_FAILED, "out of memory");
 			}
 			p = q;
 			cap = ncap;
@@ -83,7 +105,7 @@ value_arg(struct ac_args *a, uint8_t **p, size_t *n)
 	if (len + 1 > AC_PAYLOAD_MAX)
 		return too_large();
 	if ((*p = malloc(len + 1)) == NULL)
-		return ac_warnx("out of memory"), AC_EXIT_FAILED;
+		return failed(AC_EXIT_FAILED, "out of memory");
 	memcpy(*p, a->pos[1], len);
 	(*p)[len] = '\n';
 	*n = len + 1;
@@ -110,7 +132,7 @@ exec_broadcast(const struct ac_cmd *self, struct ac_args *a)
 			long ms;
 			/* Nobody to wait for; the timeout is still checked, as
 			 * barrier's: a typo is exit 2 in a job of one, too. */
-			if (ac_timeout_ms(a->val[OPT_TIMEOUT], &ms) == -1)
+			if (ac_cmd_timeout(a->val[OPT_TIMEOUT], &ms) == -1)
 				return AC_EXIT_USAGE;
 			if ((rc = a->npos > 1 ? value_arg(a, &value, &n) :
 			    read_stdin(&value, &n)) != 0)
@@ -132,9 +154,22 @@ exec_broadcast(const struct ac_cmd *self, struct ac_args *a)
 			if ((rc = a->npos > 1 ? value_arg(a, &value, &n) :
 			    read_stdin(&value, &n)) == 0)
 				rc = ac_sync_source_finish(&t, &s, 0, value, n);
+			else
+				/* Alive, but without a value: the others are
+				 * told why, not that rank 0 died. */
+				(void)ac_sync_source_finish(&t, &s, rc,
+				    (const uint8_t *)why_not, strlen(why_not));
 		}
-	} else
+	} else {
 		rc = ac_sync_wait(&t, &s);
+		if (rc == 0 && s.result != 0) {
+			ac_warnx("%s: aborted: rank 0 has no value to send: %.*s",
+			    what, (int)(s.paylen < 256 ? s.paylen : 256),
+			    (const char *)s.payload);
+			ac_sync_free(&s);
+			return AC_EXIT_ABORTED;
+		}
+	}
 	if (rc == 0)
 		rc = print_value(s.payload, s.paylen);
 	free(value);
@@ -152,8 +187,9 @@ const struct ac_cmd cmd_broadcast = {
 	    "printed on every rank: broadcast_object_list for shells, as in "
 	    "run=$(accelctl broadcast run-id \"$(date +%s)\"). The other ranks' VALUE "
 	    "and stdin are not read. NAME follows the barrier rules and may be "
-	    "used again. When rank 0 dies before it has sent the value, the others "
-	    "exit 3.",
+	    "used again. When rank 0 dies before it has sent the value, or has "
+	    "none to send (its stdin cannot be read), the others exit 3 saying "
+	    "why.",
 	.opts = bc_opts,
 	.minpos = 1,
 	.maxpos = 2,

@@ -380,7 +380,7 @@ exec_check(const struct ac_cmd *self, struct ac_args *a)
 	    parse_size(a->val[OPT_MAX_SIZE], &max, &why) == -1)
 		return ac_usage_error(self, "invalid --max-size '%.40s': %s",
 		    a->val[OPT_MAX_SIZE], why);
-	if (ac_timeout_ms(timeout, &ms) == -1)
+	if (ac_cmd_timeout(timeout, &ms) == -1)
 		return AC_EXIT_USAGE;
 	if ((rc = ac_cmd_sync_topo(&t, 0)) != 0)
 		return rc;

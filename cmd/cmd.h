@@ -37,6 +37,14 @@ extern const struct ac_cmd *const ac_commands[];
 int ac_usage_error(const struct ac_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The command running now (set by main before its exec). */
+extern const struct ac_cmd *ac_cmd_running;
+
+/* ac_timeout_ms (sync.h) for a command: a bad --timeout OPT is a usage
+ * error, with the usage line as every other one has; a bad
+ * ACCELCTL_TIMEOUT (OPT NULL) is not. 0, or -1 after printing. */
+int ac_cmd_timeout(const char *opt, long *ms);
+
 /* The entry named NAME, or NULL. */
 const struct ac_cmd *ac_cmd_find(const char *name);
 

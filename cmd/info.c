@@ -101,19 +101,36 @@ print_shell(const struct ac_topo *t)
 	printf("ACCELCTL_JOB_ID='%s'\n", t->job_id);
 }
 
+/* The launchers whose variables are set but were not used, and why: a
+ * Slurm batch script's SLURM_PROCID, torchrun's RANK inside a Kubeflow pod. */
+static void
+print_unused(void)
+{
+	char lines[2048];
+
+	ac_topo_explain(ac_getenv_process, NULL, lines, sizeof(lines));
+	for (char *p = lines, *nl; *p != '\0'; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			break;
+		*nl = '\0';
+		printf("%-17s %s\n", p == lines ? "not used" : "", p);
+	}
+}
+
 static void
 print_text(const struct ac_topo *t, int tr, const char *why)
 {
 	printf("%-17s %s\n", "launcher", t->launcher);
 	for (int f = 0; f < AC_NFIELDS; f++) {
 		if (t->v[f] < 0)
-			printf("%-17s unknown  (set %s)\n", ac_field_names[f],
-			    shell_names[f]);
+			printf("%-17s %-8s (set %s)\n", ac_field_names[f],
+			    "unknown", shell_names[f]);
 		else
 			printf("%-17s %-8ld (%s)\n", ac_field_names[f], t->v[f],
 			    t->var[f]);
 	}
-	printf("%-17s %s (%s)\n", "job_id", t->job_id, t->job_id_from);
+	printf("%-17s %-8s (%s)\n", "job_id", t->job_id, t->job_id_from);
+	print_unused();
 	if (t->hint[0] != '\0')
 		printf("%-17s %s\n", "why unknown", t->hint);
 	printf("%-17s %s (%s)\n", "transport", ac_transport_name(tr), why);
@@ -128,13 +145,29 @@ static int
 exec_info(const struct ac_cmd *self, struct ac_args *a)
 {
 	struct ac_topo t;
-	char why[600];
+	char why[600], err[512], vars[512];
 	int tr = AC_T_NONE;
 
 	if (a->seen[0] && a->seen[1])
 		return ac_usage_error(self, "--json and --shell exclude each other");
-	if (ac_cmd_topo(&t) == -1)
+	if (ac_topo_detect(&t, ac_getenv_process, NULL, err, sizeof(err)) == -1) {
+		/* info is what one runs to find out what is wrong: the
+		 * launcher that was refused, why, and what was seen, on
+		 * stdout; then exit 2 as every command would. */
+		ac_warnx("%s", err);
+		if (!a->seen[0] && !a->seen[1]) {
+			const char *l = ac_topo_candidate(ac_getenv_process, NULL,
+			    vars, sizeof(vars));
+
+			printf("%-17s %s (refused)\n", "launcher", l);
+			printf("%-17s %s\n", "why", err);
+			if (vars[0] != '\0')
+				printf("%-17s %s\n", "seen", vars);
+			print_unused();
+			(void)ac_flush_stdout();
+		}
 		return AC_EXIT_USAGE;
+	}
 	/*
 	 * --shell prints the explicit row, which takes both of a pair or
 	 * neither: half of one (Flux's local rank without its size, a PALS

@@ -65,13 +65,18 @@ const struct ac_cmd cmd_launch = {
 	    "with ACCELCTL_RANK, ACCELCTL_WORLD_SIZE, ACCELCTL_LOCAL_RANK, "
 	    "ACCELCTL_LOCAL_WORLD_SIZE, ACCELCTL_NODE_RANK, ACCELCTL_NNODES, a fresh "
 	    "ACCELCTL_JOB_ID and, per simulated node, its own ACCELCTL_RUNTIME_DIR: "
-	    "a way to try job scripts without a cluster. Standard input goes to rank "
-	    "0 only. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to "
-	    "accelctl are forwarded to every process. The exit status is the first "
-	    "non-zero one (128+N for a signal), else 0. With several nodes, the "
-	    "waiting commands need a rendezvous: --rendezvous URL or "
-	    "ACCELCTL_RENDEZVOUS, each simulated node's helper meeting the others "
-	    "there.",
+	    "a way to try job scripts without a cluster. Each rank runs in a "
+	    "session of its own; standard input goes to rank 0 only. Every "
+	    "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP and SIGCONT "
+	    "that launch gets (^C at the terminal, or kill) is sent to every rank's "
+	    "process group; after SIGINT, SIGTERM, SIGHUP or SIGQUIT launch exits "
+	    "128+N. A rank that exits while the others wait for it at a collective "
+	    "makes their wait fail at once (exit 4, naming it and its exit). At the "
+	    "end each failed rank is named with what ended it ('rank 3 (node 0): "
+	    "exited with 7'), and the exit status is the first non-zero one (128+N "
+	    "for a signal), else 0. With several nodes, the waiting commands need "
+	    "a rendezvous: --rendezvous URL or ACCELCTL_RENDEZVOUS, each simulated "
+	    "node's helper meeting the others there.",
 	.opts = launch_opts,
 	.child = AC_CHILD_REQUIRED,
 	.exec = exec_launch,

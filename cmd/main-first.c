@@ -27,7 +27,7 @@ exec_main_first(const struct ac_cmd *self, struct ac_args *a)
 	if (t.v[AC_WORLD] == 1) {
 		long ms;
 		/* Nobody waits; the timeout is still checked, as barrier's. */
-		if (ac_timeout_ms(a->val[OPT_TIMEOUT], &ms) == -1)
+		if (ac_cmd_timeout(a->val[OPT_TIMEOUT], &ms) == -1)
 			return AC_EXIT_USAGE;
 		return ac_exec(a->child);
 	}

@@ -166,7 +166,7 @@ ac_cmd_on(const struct ac_cmd *cmd, struct ac_args *a, int local, int indexed)
 	if (t.v[AC_WORLD] == 1) {
 		long ms;
 		/* Nobody waits; --wait's timeout is still checked, as barrier's. */
-		if (a->seen[0] && ac_timeout_ms(a->val[1], &ms) == -1)
+		if (a->seen[0] && ac_cmd_timeout(a->val[1], &ms) == -1)
 			return AC_EXIT_USAGE;
 		return ac_exec(a->child);
 	}

@@ -80,7 +80,7 @@ ac_cmd_sync_init(struct ac_sync *s, const struct ac_topo *t,
 	const char *p = getenv("ACCELCTL_PROGRESS_INTERVAL"), *why;
 	long timeout, progress = 10000;
 
-	if (ac_timeout_ms(timeout_opt, &timeout) == -1)
+	if (ac_cmd_timeout(timeout_opt, &timeout) == -1)
 		return AC_EXIT_USAGE;
 	if (p != NULL && *p != '\0' && ac_parse_duration(p, &progress, &why) == -1) {
 		ac_warnx("invalid ACCELCTL_PROGRESS_INTERVAL='%.40s': %s", p, why);

@@ -17,9 +17,25 @@ find(const struct ac_optdef *defs, const char *lng, size_t lnglen, int shrt)
 	return -1;
 }
 
+static int
+dashdash_after(int argc, char **argv, int i)
+{
+	for (int k = i + 1; k < argc; k++)
+		if (strcmp(argv[k], "--") == 0)
+			return 1;
+	return 0;
+}
+
 int
 ac_args_parse(const struct ac_optdef *defs, int argc, char **argv, char **pos,
     struct ac_args *a, char *err, size_t errlen)
+{
+	return ac_args_parse_upto(defs, -1, argc, argv, pos, a, err, errlen);
+}
+
+int
+ac_args_parse_upto(const struct ac_optdef *defs, int maxpos, int argc,
+    char **argv, char **pos, struct ac_args *a, char *err, size_t errlen)
 {
 	memset(a, 0, sizeof(*a));
 	a->pos = pos;
@@ -34,6 +50,13 @@ ac_args_parse(const struct ac_optdef *defs, int argc, char **argv, char **pos,
 			return 0;
 		}
 		if (w[0] != '-' || w[1] == '\0' || (w[1] >= '0' && w[1] <= '9')) {
+			/* A word past the positionals begins CMD, unless a
+			 * "--" follows: then it is one positional too many. */
+			if (maxpos >= 0 && a->npos == maxpos &&
+			    !dashdash_after(argc, argv, i)) {
+				a->stray = w;
+				return 0;
+			}
 			a->pos[a->npos++] = w;
 			continue;
 		}

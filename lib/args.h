@@ -20,6 +20,10 @@ struct ac_args {
 	int		  nchild;
 	int		  dashdash;	/* "--" was given */
 	int		  help;		/* -h or --help was given */
+	/* With ac_args_parse_upto: the word after the last positional that
+	 * began a command without "--" ("bash" of "launch -n 4 bash -c ..."),
+	 * where parsing stopped; else NULL. */
+	const char	 *stray;
 	int		  seen[AC_ARGS_MAXOPT];
 	const char	 *val[AC_ARGS_MAXOPT];	/* last value of each option */
 };
@@ -34,5 +38,14 @@ struct ac_args {
  */
 int ac_args_parse(const struct ac_optdef *defs, int argc, char **argv,
     char **pos, struct ac_args *a, char *err, size_t errlen);
+
+/*
+ * The same for a command whose CMD follows MAXPOS positionals: a word past
+ * them stops the parse (a->stray), so that the options of a CMD given
+ * without "--" ("-c" of "bash -c") are not taken for ours, and the caller
+ * can say that "--" is missing instead of "unknown option '-c'".
+ */
+int ac_args_parse_upto(const struct ac_optdef *defs, int maxpos, int argc,
+    char **argv, char **pos, struct ac_args *a, char *err, size_t errlen);
 
 #endif

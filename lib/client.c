@@ -202,6 +202,9 @@ hello(struct ac_client *c, int *rc)
 	if (type == AC_MSG_ERROR) {
 		ac_get_str(&r, text, sizeof(text));
 		ac_warnx("helper refused: %s", text);
+		/* Before WELCOME: refused at accept, not for what we said. */
+		c->turned_away = 1;
+		snprintf(c->why, sizeof(c->why), "%.200s", text);
 		*rc = AC_EXIT_FAILED;
 		return -2;
 	}

@@ -20,6 +20,10 @@ struct ac_client {
 	long			 helper_pid;
 	int			 watch_parent;	/* recv returns -3 when our parent exits */
 	int			 busy;		/* open failed: the helper's queue was full */
+	/* Open failed: the helper turned us away at accept (its maximum of
+	 * clients, out of descriptors), for this reason. */
+	int			 turned_away;
+	char			 why[256];
 };
 
 /*

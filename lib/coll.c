@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll.h"
 #include "duration.h"
@@ -357,11 +358,23 @@ ac_job_find(struct ac_job *j, const char *key, int64_t gen)
 }
 
 void
+ac_coll_missing_known(struct ac_job *j, struct ac_coll *c)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->xmissing_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (j->lost != NULL && j->gone != NULL)
+		j->gone(j);
+}
+
+void
 ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
     const struct ac_result *r)
 {
 	struct ac_coll *c = ac_job_find(j, key, gen);
 
+	j->xreached = 1;
 	if (c == NULL || c->done || c->src == AC_SRC_LOST)
 		return;
 	j->changes++;

@@ -35,6 +35,7 @@ struct ac_coll {
 	 * our own making: never published, it would stand for the real one. */
 	int		 xover;
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
+	int64_t		 xmissing_us;		/* wall µs of that look; 0 none */
 	char		*xfailed;		/* the transport gave up on it: why */
 	struct ac_ctime	 t;			/* its timing, for the record */
 };
@@ -77,6 +78,12 @@ struct ac_job {
 	 * the loop was the square of a job of thousands of names). */
 	unsigned long	  changes;
 	char		 *aborted;		/* "rank 3: reason", or NULL */
+	/* The rendezvous answered once in this job (a result came, or this
+	 * helper saw it up): one that never did is a mistake (a wrong port),
+	 * failed in seconds, not an outage waited out (hconn.c). */
+	int		  xreached;
+	/* Ranks gone for good (lost.c), newest first. */
+	struct ac_lost	 *lost;
 	int		  journal;		/* fd, -1 while replaying */
 	/* The journal replays: arrivals and releases are not live, and their
 	 * times are not those of the record (history.c). */
@@ -89,6 +96,8 @@ struct ac_job {
 	size_t		  journal_compacted;	/* its size after the last compaction */
 	void		(*released)(struct ac_job *, struct ac_coll *);
 	void		(*aborting)(struct ac_job *);
+	/* A rank is gone (lost.c): the waits that need it end (exit 4). */
+	void		(*gone)(struct ac_job *);
 	const struct ac_xport *x;		/* set when the job spans nodes */
 	void		(*shaped)(struct ac_job *);	/* the shape became known */
 	/* The transport carries a one-node job too (ACCELCTL_TRANSPORT=nccl). */
@@ -160,6 +169,10 @@ int  ac_job_withdraw(struct ac_job *j, long lrank, const char *key,
 void ac_job_abort(struct ac_job *j, long lrank, const char *reason);
 /* Free collectives that are done, complete and have nobody attached. */
 void ac_job_gc(struct ac_job *j);
+
+/* The store said which nodes C lacks (C->xmissing, just written): note
+ * when, and let a gone rank's news end the waits it now can (lost.c). */
+void ac_coll_missing_known(struct ac_job *j, struct ac_coll *c);
 
 /* "3/4 arrived; missing: rank 3 (node 0)" and the like, for C. */
 void ac_coll_summary(const struct ac_job *j, const struct ac_coll *c,

@@ -20,11 +20,18 @@
 
 #include "coll.h"
 #include "duration.h"
+#include "gone.h"
 #include "helper.h"
 #include "log.h"
+#include "lost.h"
 #include "proto.h"
 #include "rankproc.h"
+#include "where.h"
 #include "xport.h"
+
+/* A rendezvous never reached since the job began fails a wait this soon
+ * (DESIGN.md §4): a typo'd port costs seconds, not the deadline. */
+#define NEVER_REACHED_MS 30000L
 
 /* An ARRIVE's timeout and progress interval, at most (ms): a year. */
 #define ARRIVE_MS_MAX (366L * 24 * 3600 * 1000)
@@ -97,6 +104,8 @@ send_i64(struct ac_hconn *c, int type, int64_t v)
 static void
 detach(struct ac_hconn *c)
 {
+	free(c->timeout_text);
+	c->timeout_text = NULL;
 	if (c->coll == NULL)
 		return;
 	c->coll->waiters--;
@@ -128,6 +137,31 @@ leave_wait(struct ac_hconn *c)
 		ac_log("rank %lld left %s generation %lld before it "
 		    "completed: its arrival is withdrawn", (long long)c->rank,
 		    co->key, (long long)co->gen);
+}
+
+/* A rank that C's wait needs is gone for good (lost.c): C exits 4 naming it,
+ * and its arrival is taken back, as a rank's that leaves a wait is, so
+ * that an attempt that runs the job again starts every rank at the same
+ * generation. */
+static void
+release_lost(struct ac_hconn *c, const struct ac_lost *l)
+{
+	ac_log("rank %lld: %s: %s", (long long)c->rank, c->coll->key, l->text);
+	send_text(c, AC_MSG_LOST, l->text);
+	leave_wait(c);
+}
+
+/* lost.c's news: end the waits that need the rank that is gone. */
+static void
+on_gone(struct ac_job *j)
+{
+	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
+		const struct ac_lost *l;
+
+		if (c->coll != NULL &&
+		    (l = ac_lost_needed(j, c->coll, c->root_us)) != NULL)
+			release_lost(c, l);
+	}
 }
 
 static void
@@ -343,16 +377,24 @@ on_arrive(struct ac_hconn *c, struct ac_rd *r)
 	if (progress > ARRIVE_MS_MAX)
 		progress = ARRIVE_MS_MAX;
 	c->deadline = timeout > 0 ? ac_now_ms() + timeout : -1;
+	c->waiting_since = ac_now_ms();
 	/* The source runs CMD and reads nothing until it finishes; progress
 	 * is for those who wait (a frame it did not expect looked like a lost
 	 * helper to older clients, which then gave up their source role). */
 	c->progress_ms = role == AC_ROLE_SOURCE ? 0 : progress;
 	c->next_progress = ac_now_ms() + progress;
+	ac_gone_arrived(c);
 	if (co->xfailed != NULL) {
 		send_text(c, AC_MSG_FAILED, co->xfailed);
 		detach(c);
 	} else if (co->done || co->src == AC_SRC_LOST)
 		release_one(c);
+	else {
+		const struct ac_lost *l = ac_lost_needed(&ac_hs.job, co, c->root_us);
+
+		if (l != NULL)
+			release_lost(c, l);
+	}
 }
 
 static void
@@ -534,10 +576,15 @@ ac_hconn_drop(struct ac_hconn *c)
 	*pp = c->next;
 	close(c->fd);
 	free(c->in);
+	free(c->timeout_text);
 	ac_buf_free(&c->out);
+	long lrank = c->hello ? c->lrank : -1;
 	free(c);
 	ac_hs.nconns--;
 	ac_hs.accept_paused = 0;	/* an fd is free again */
+	/* Its rank's process may have ended while this call waited. */
+	if (lrank >= 0)
+		ac_gone_closed(lrank);
 	ac_job_gc(&ac_hs.job);
 }
 
@@ -670,6 +717,17 @@ ac_hconn_timers(long now, long *next_out)
 	long next = *next_out, waiting = 0;
 	char text[2048];
 
+	/* The lines of the waits that time out now are made before any of
+	 * them leaves: two ranks at two names that time out together each
+	 * say where the other waits. */
+	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
+		if (c->coll == NULL || c->deadline < 0 || now < c->deadline ||
+		    c->timeout_text != NULL)
+			continue;
+		ac_coll_summary(&ac_hs.job, c->coll, text, sizeof(text));
+		ac_where_append(c->coll, text, sizeof(text));
+		c->timeout_text = strdup(text);
+	}
 	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
 		const char *down;
 		int final;
@@ -689,6 +747,17 @@ ac_hconn_timers(long now, long *next_out)
 		 * good) is accelctl failing, exit 125, not a missing rank. */
 		down = ac_coll_cross(&ac_hs.job, c->coll) ? transport_down(&final) :
 		    NULL;
+		if (down == NULL && ac_coll_cross(&ac_hs.job, c->coll))
+			ac_hs.job.xreached = 1;
+		if (down != NULL && !final && !ac_hs.job.xreached &&
+		    now >= c->waiting_since + NEVER_REACHED_MS) {
+			snprintf(text, sizeof(text), "rendezvous never reached in "
+			    "%lds since the job began: %s", NEVER_REACHED_MS / 1000,
+			    down);
+			send_text(c, AC_MSG_FAILED, text);
+			detach(c);
+			continue;
+		}
 		if (down != NULL && (final || (c->deadline >= 0 &&
 		    now >= c->deadline))) {
 			snprintf(text, sizeof(text), "rendezvous %s: %s", final ?
@@ -701,7 +770,11 @@ ac_hconn_timers(long now, long *next_out)
 		 * stays (DESIGN-NOTES "Deadlines"); only a rank that is gone
 		 * withdraws (ac_hconn_drop). */
 		if (c->deadline >= 0 && now >= c->deadline) {
-			ac_coll_summary(&ac_hs.job, c->coll, text, sizeof(text));
+			if (c->timeout_text == NULL) {
+				ac_coll_summary(&ac_hs.job, c->coll, text, sizeof(text));
+				ac_where_append(c->coll, text, sizeof(text));
+			} else
+				snprintf(text, sizeof(text), "%s", c->timeout_text);
 			send_text(c, AC_MSG_TIMEOUT, text);
 			detach(c);
 			continue;
@@ -710,6 +783,7 @@ ac_hconn_timers(long now, long *next_out)
 			size_t n;
 
 			ac_coll_summary(&ac_hs.job, c->coll, text, sizeof(text));
+			ac_where_append(c->coll, text, sizeof(text));
 			/* Say so while the rendezvous is down: "waiting for other
 			 * nodes" alone would send the reader to the wrong place. */
 			n = strlen(text);
@@ -721,6 +795,9 @@ ac_hconn_timers(long now, long *next_out)
 		}
 		if (c->deadline >= 0 && (next < 0 || c->deadline < next))
 			next = c->deadline;
+		if (down != NULL && !ac_hs.job.xreached &&
+		    (next < 0 || c->waiting_since + NEVER_REACHED_MS < next))
+			next = c->waiting_since + NEVER_REACHED_MS;
 		if (c->progress_ms > 0 && (next < 0 || c->next_progress < next))
 			next = c->next_progress;
 	}
@@ -770,6 +847,7 @@ ac_hconn_bind(struct ac_job *j)
 {
 	j->released = on_released;
 	j->aborting = on_abort;
+	j->gone = on_gone;
 	j->failed = on_failed;
 	j->alive = ranks_alive;
 }

@@ -37,7 +37,10 @@
 #include "msg.h"
 #include "proctitle.h"
 #include "rundir.h"
+#include "gone.h"
+#include "lost.h"
 #include "transport.h"
+#include "where.h"
 #include "xport.h"
 
 #define MAX_CLIENTS	1024		/* connections; fewer under a low fd limit */
@@ -138,6 +141,7 @@ ac_helper_shaped(struct ac_job *j)
 		ac_log("node %ld of %ld: cross-node transport %s", j->node,
 		    j->nnodes, desc);
 	}
+	ac_gone_shaped();
 }
 
 /* The transport's timer, the clients' deadlines and the idle exit; the next wake-up. */
@@ -150,6 +154,13 @@ timers(void)
 		long t = ac_hs.job.x->timer(now);
 		if (t >= 0)
 			next = now + t;
+	}
+	{
+		long t = ac_gone_timer(now), w = ac_where_timer(now);
+		if (t >= 0 && (next < 0 || now + t < next))
+			next = now + t;
+		if (w >= 0 && (next < 0 || now + w < next))
+			next = now + w;
 	}
 	/* Only clients that wait keep the helper: a connection that holds
 	 * half a frame or says nothing does not. */
@@ -340,8 +351,8 @@ loop(void)
 
 		if (ac_hs.stop)
 			break;
-		if (cap < (size_t)ac_hs.nconns + 8) {
-			cap = (size_t)ac_hs.nconns + 64;
+		if (cap < (size_t)ac_hs.nconns + (size_t)ac_hs.job.lsize + 8) {
+			cap = (size_t)ac_hs.nconns + (size_t)ac_hs.job.lsize + 64;
 			free(pfd);
 			if ((pfd = calloc(cap, sizeof(*pfd))) == NULL)
 				break;
@@ -352,7 +363,12 @@ loop(void)
 		for (c = ac_hs.conns; c != NULL; c = c->next)
 			pfd[n++] = (struct pollfd){ .fd = c->fd,
 			    .events = ac_hconn_events(c) };
-		/* The transport's descriptors last; it says how many. */
+		/* The news of gone ranks, then the transport's descriptors;
+		 * each says how many. */
+		size_t gfirst = n;
+		int ng = ac_gone_fds(pfd + n, (int)(cap - n));
+
+		n += (size_t)ng;
 		size_t xfirst = n;
 		int nx = ac_hs.job.x != NULL ? ac_hs.job.x->fds(pfd + n, (int)(cap - n)) : 0;
 
@@ -362,6 +378,8 @@ loop(void)
 			break;
 		if (nx > 0)
 			ac_hs.job.x->events(pfd + xfirst, nx);
+		if (ng > 0)
+			ac_gone_events(pfd + gfirst, ng);
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -478,6 +496,9 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	}
 	if (ac_hs.job.journal_size == 0 && ac_hs.job.lsize > 0)
 		ac_journal_shape(&ac_hs.job);
+	ac_gone_init(D.paths.gone_dir, D.paths.gone_prefix);
+	if (ac_hs.job.lsize > 0)
+		ac_gone_shaped();
 	if ((ac_hs.lfd = listen_on(D.paths.sock, err, sizeof(err))) == -1) {
 		ac_log("%s", err);
 		if (foreground)
@@ -523,7 +544,10 @@ out:
 	if (ac_hs.spare >= 0)
 		close(ac_hs.spare);
 	remove_pid_file();
+	ac_gone_stop();
+	ac_where_stop();
 	ac_paths_close(&D.paths);
+	ac_lost_free(&ac_hs.job);
 	ac_job_free(&ac_hs.job);
 	ac_history_free();
 	ac_trace_close();

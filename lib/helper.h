@@ -34,8 +34,13 @@ struct ac_hconn {
 	int		 role;
 	int		 late_finish;	/* a source released before its FINISH: drop it */
 	long		 deadline;	/* ms, -1 none */
+	long		 waiting_since;	/* ms: its ARRIVE */
+	char		*timeout_text;	/* its timeout's line, made before any left */
 	long		 progress_ms, next_progress;
 	long		 pid;		/* the client's (SO_PEERCRED) */
+	/* When the process that is its rank started (wall µs; 0 not known):
+	 * a rank gone before that was of an earlier attempt (lost.h). */
+	int64_t		 root_us;
 };
 
 /* What the loop and the connections share: one helper serves one job. */

@@ -1,10 +1,15 @@
 /* launch.c: "accelctl launch": K processes on each of M simulated nodes, supervised.
  *
  * One event loop over a signalfd and, with --tag, the children's output pipes.
- * Signals sent to accelctl with kill(2) (scancel, a user's kill) are forwarded
- * to every child; signals from the terminal (^C) already reached the children,
- * who share our process group, so they are not sent twice (si_code SI_KERNEL).
- * Output is tagged a whole line at a time, so lines of ranks never interleave.
+ * Each rank runs in a session of its own, as torchrun's workers do, so that
+ * a signal reaches the whole of a rank (its shell and what the shell
+ * started) through its process group, and so that a rank that reads the
+ * terminal (rank 0's stdin) is not stopped by it. The terminal's signals
+ * (^C, ^\, ^Z) therefore reach launch alone, and every signal launch gets,
+ * from the terminal or from kill(2) (a wrapper, a batch system), is sent
+ * on to every rank's group. Output is tagged a whole line at a time, so
+ * lines of ranks never interleave. At the end each failed rank is named
+ * with what ended it, as srun does.
  */
 #define _GNU_SOURCE
 #include <sys/signalfd.h>
@@ -19,12 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
 #include "launch.h"
 #include "msg.h"
 #include "run.h"
+#include "rundir.h"
 #include "spawn.h"
 
 /* Time the others get after SIGTERM with --kill-on-bad-exit, as Slurm's KillWait. */
@@ -40,7 +47,11 @@ struct stream {
 };
 
 struct child {
-	pid_t		pid;	/* 0 once reaped */
+	pid_t		pid;	/* 0 once reaped; also its process group */
+	int		status;	/* waitpid's, once reaped */
+	/* Reaped after launch signalled it: 1 a signal it sent on, 2 its own
+	 * SIGTERM or SIGKILL (--kill-on-bad-exit). */
+	int		killed;
 	struct stream	out, err;
 };
 
@@ -50,6 +61,11 @@ struct launch_state {
 	long			 n, running;
 	int			 width;		/* digits of the largest rank */
 	int			 first_bad;
+	/* The first terminating signal launch got (and sent on): its exit
+	 * status is 128+N then, whatever the ranks made of it. */
+	int			 signalled;
+	/* Launch sent SIGTERM or SIGKILL of its own (--kill-on-bad-exit). */
+	int			 stopping;
 	char			 base[4096];	/* "" until mkdtemp made it */
 	char			 job_id[128];
 };
@@ -143,10 +159,12 @@ set_env(const char *name, long v)
 	setenv(name, buf, 1);
 }
 
-/* What one rank's child needs to become that rank (spawn.c runs it). */
+/* What one rank's child needs to become that rank (spawn.c runs it); with
+ * ARGV, a process that acts for it ("accelctl helper start"). */
 struct rank_start {
 	struct launch_state	*s;
 	long			 rank;
+	char			**argv;
 };
 
 /* In the child, between fork and exec: its environment, then CMD. Its
@@ -161,6 +179,14 @@ child_exec(void *arg)
 	char dir[4200];
 
 	signal(SIGPIPE, SIG_DFL);
+	/* A shell without job control starts "accelctl launch ... &" with
+	 * SIGINT and SIGQUIT ignored, and an ignored signal stays ignored
+	 * across exec: the SIGINT launch sends on would be lost on every rank,
+	 * which would run to its end. A rank gets them as a foreground job
+	 * would. (SIGHUP ignored by nohup stays ignored: launch sends it on
+	 * only where it was not.) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	snprintf(dir, sizeof(dir), "%s/node%ld", s->base, node);
 	set_env("ACCELCTL_RANK", rank);
 	set_env("ACCELCTL_WORLD_SIZE", l->nproc * l->nnodes);
@@ -170,7 +196,10 @@ child_exec(void *arg)
 	set_env("ACCELCTL_NNODES", l->nnodes);
 	setenv("ACCELCTL_JOB_ID", s->job_id, 1);
 	setenv("ACCELCTL_RUNTIME_DIR", dir, 1);
-	return ac_exec(l->argv);
+	/* The helpers the ranks start know that launch tells them when a
+	 * rank exits, with its status (gone.c). */
+	set_env("ACCELCTL_LAUNCH_PID", (long)getppid());
+	return ac_exec(r->argv != NULL ? r->argv : l->argv);
 }
 
 static int
@@ -191,6 +220,7 @@ spawn(struct launch_state *s, long rank)
 	k.fn = child_exec;
 	k.arg = &r;
 	k.mask = &none;
+	k.session = 1;
 	k.out = out[1];
 	k.err = err[1];
 	/* stdin goes to rank 0 only, as mpirun does: readers must not race. */
@@ -201,6 +231,8 @@ spawn(struct launch_state *s, long rank)
 		return -1;
 	}
 	c->pid = k.pid;
+	/* The child's setsid makes its group; before it ran, a signal to
+	 * -PID would find no group: the child's own pid is signalled then. */
 	s->running++;
 	c->out.fd = out[0];
 	c->err.fd = err[0];
@@ -215,12 +247,86 @@ spawn(struct launch_state *s, long rank)
 	return 0;
 }
 
+/* Send SIG to every rank still running: to its process group (its session),
+ * so that what its shell started gets it too; to the rank itself when the
+ * group is not there yet (the child has not run setsid). */
 static void
 signal_all(struct launch_state *s, int sig)
 {
-	for (long i = 0; i < s->n; i++)
-		if (s->kids[i].pid > 0)
-			kill(s->kids[i].pid, sig);
+	for (long i = 0; i < s->n; i++) {
+		pid_t p = s->kids[i].pid;
+
+		if (p > 0 && kill(-p, sig) == -1)
+			kill(p, sig);
+	}
+}
+
+/* What ended rank I, as srun says it (the summary, the helpers' news). */
+static void outcome(const struct child *c, char *buf, size_t len);
+
+/* Simulated node NODE's runtime files (rundir.c), as its ranks name them. */
+static int
+node_paths(const struct launch_state *s, long node, struct ac_paths *p)
+{
+	struct ac_topo t;
+	char dir[4200], err[256];
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.job_id, sizeof(t.job_id), "%s", s->job_id);
+	t.v[AC_NNODES] = s->l->nnodes;
+	t.v[AC_NODE] = node;
+	snprintf(dir, sizeof(dir), "%s/node%ld", s->base, node);
+	return ac_paths_init_at(p, &t, dir, 0, err, sizeof(err));
+}
+
+/*
+ * Rank I exited while others run on: its node's helper is told, with what
+ * ended it (gone.c), so that the ranks that wait for it, there and on the
+ * other nodes, exit 4 at once rather than at their deadline. A node none of
+ * whose ranks started its helper gets one now: it is the one that tells
+ * the other nodes, after its own posts.
+ */
+static void
+tell_gone(struct launch_state *s, long i)
+{
+	struct ac_paths p;
+	char path[1100], tmp[1100], what[128], buf[512];
+	long node = i / s->l->nproc;
+	struct timespec ts;
+	int fd, n;
+
+	if (node_paths(s, node, &p) == -1)
+		return;
+	outcome(&s->kids[i], what, sizeof(what));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, sizeof(buf), "%lld %ld\nrank %ld (node %ld) %s\n",
+	    (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+	    i % s->l->nproc, i, node, what);
+	/* Written aside, renamed into place: the helper reads it whole. */
+	snprintf(path, sizeof(path), "%s/%s%ld", p.gone_dir, p.gone_prefix, i);
+	snprintf(tmp, sizeof(tmp), "%s/.%s%ld", p.gone_dir, p.gone_prefix, i);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0) {
+		int ok = write(fd, buf, (size_t)n) == n;
+
+		close(fd);
+		/* Whole or not at all: the helper reads it when it appears. */
+		if (!ok || rename(tmp, path) == -1)
+			unlink(tmp);
+	}
+	if (s->l->nnodes > 1 && access(p.sock, F_OK) == -1) {
+		static char exe[] = "/proc/self/exe", helper[] = "helper",
+		    start[] = "start";
+		char *argv[] = { exe, helper, start, NULL };
+		struct rank_start r = { .s = s, .rank = i, .argv = argv };
+		struct ac_child k = AC_CHILD_INIT;
+
+		k.fn = child_exec;
+		k.arg = &r;
+		k.in = k.out = AC_CHILD_NULL;
+		if (ac_child_start(&k) == 0)
+			(void)ac_child_wait(&k);
+	}
+	ac_paths_close(&p);
 }
 
 /* Reap every child that exited; remember the first failure. */
@@ -236,11 +342,15 @@ reap(struct launch_state *s)
 				continue;
 			int code = ac_exit_code(status);
 			s->kids[i].pid = 0;
+			s->kids[i].status = status;
+			s->kids[i].killed = s->stopping ? 2 : s->signalled ? 1 : 0;
 			s->running--;
 			if (code != 0 && s->first_bad == 0)
 				s->first_bad = code;
 			if (code != 0)
 				failed = 1;
+			if (s->running > 0)
+				tell_gone(s, i);
 		}
 	}
 	return failed;
@@ -294,6 +404,24 @@ make_dirs(struct launch_state *s)
 	return 0;
 }
 
+/*
+ * A signal launch got, sent on to every rank. ^Z stops the ranks, then
+ * launch itself (as a foreground job stops as a whole); SIGCONT, which
+ * continues launch whether it is blocked or not, continues them. A
+ * terminating signal decides launch's exit status (128+N), as it would
+ * for the process it stands for.
+ */
+static void
+forward(struct launch_state *s, int sig)
+{
+	signal_all(s, sig);
+	if (sig == SIGTSTP)
+		raise(SIGSTOP);
+	else if (sig != SIGCONT && sig != SIGUSR1 && sig != SIGUSR2 &&
+	    s->signalled == 0)
+		s->signalled = sig;
+}
+
 static int
 loop(struct launch_state *s, int sfd)
 {
@@ -321,6 +449,7 @@ loop(struct launch_state *s, int sfd)
 			break;
 		}
 		if (deadline >= 0 && ac_now_ms() >= deadline) {
+			s->stopping = 1;
 			signal_all(s, SIGKILL);
 			deadline = -1;
 		}
@@ -341,11 +470,12 @@ loop(struct launch_state *s, int sfd)
 			if (si.ssi_signo == SIGCHLD) {
 				if (reap(s) && s->l->kill_on_bad_exit &&
 				    deadline < 0 && s->running > 0) {
+					s->stopping = 1;
 					signal_all(s, SIGTERM);
 					deadline = ac_now_ms() + KILL_WAIT_MS;
 				}
-			} else if (si.ssi_code != SI_KERNEL)
-				signal_all(s, (int)si.ssi_signo);
+			} else
+				forward(s, (int)si.ssi_signo);
 		}
 	}
 	free(pfd);
@@ -365,11 +495,59 @@ loop(struct launch_state *s, int sfd)
 	return 0;
 }
 
+/* What ended a rank, as srun says it: "exited with 7", "killed by signal 15
+ * (Terminated)". */
+static void
+outcome(const struct child *c, char *buf, size_t len)
+{
+	if (WIFEXITED(c->status))
+		snprintf(buf, len, "exited with %d", WEXITSTATUS(c->status));
+	else if (WIFSIGNALED(c->status))
+		snprintf(buf, len, "killed by signal %d (%s)%s",
+		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)),
+		    c->killed == 2 ? ", sent by --kill-on-bad-exit" :
+		    c->killed == 1 ? ", sent on by launch" : "");
+	else
+		snprintf(buf, len, "ended with status %#x", c->status);
+}
+
+/*
+ * A line per failed rank, in rank order: "rank 3 (node 0): exited with 7".
+ * Neighbours that ended alike share a line ("ranks 4-7: killed by signal
+ * 15"), so that 512 ranks stopped by a ^C say so in one line, not 512.
+ */
+static void
+summary(const struct launch_state *s)
+{
+	for (long i = 0; i < s->n;) {
+		char what[128], next[128];
+		long j = i + 1;
+
+		if (s->kids[i].pid != 0 || ac_exit_code(s->kids[i].status) == 0) {
+			i++;
+			continue;
+		}
+		outcome(&s->kids[i], what, sizeof(what));
+		for (; j < s->n && s->kids[j].pid == 0 &&
+		    ac_exit_code(s->kids[j].status) != 0; j++) {
+			outcome(&s->kids[j], next, sizeof(next));
+			if (strcmp(next, what) != 0)
+				break;
+		}
+		if (j - i == 1)
+			ac_warnx("rank %ld (node %ld): %s", i, i / s->l->nproc,
+			    what);
+		else
+			ac_warnx("ranks %ld-%ld: %s", i, j - 1, what);
+		i = j;
+	}
+}
+
 int
 ac_launch_run(const struct ac_launch *l)
 {
 	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
-	    SIGUSR2, SIGCHLD };
+	    SIGUSR2, SIGTSTP, SIGCONT, SIGCHLD };
 	struct launch_state s = { .l = l, .n = l->nproc * l->nnodes };
 	sigset_t mask, old;
 	int sfd, rc = AC_EXIT_FAILED;
@@ -385,8 +563,15 @@ ac_launch_run(const struct ac_launch *l)
 	for (long i = 0; i < s.n; i++)
 		s.kids[i].out.fd = s.kids[i].err.fd = -1;
 	sigemptyset(&mask);
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++) {
+		struct sigaction sa;
+
+		/* nohup's SIGHUP stays ignored, and is not sent on. */
+		if (fwd[i] == SIGHUP && sigaction(SIGHUP, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
 		sigaddset(&mask, fwd[i]);
+	}
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	signal(SIGPIPE, SIG_IGN);
 	if ((sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
@@ -401,8 +586,10 @@ ac_launch_run(const struct ac_launch *l)
 			break;
 		}
 	}
-	if (loop(&s, sfd) == 0)
-		rc = s.first_bad;
+	if (loop(&s, sfd) == 0) {
+		rc = s.signalled ? 128 + s.signalled : s.first_bad;
+		summary(&s);
+	}
 	if (s.running > 0) {
 		signal_all(&s, SIGKILL);
 		while (waitpid(-1, NULL, 0) > 0)

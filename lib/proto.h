@@ -10,7 +10,7 @@
  * different versions refuse each other with a message naming both (the
  * helper answers HELLO with its own version before anything else).
  */
-#define AC_PROTO_VERSION 2
+#define AC_PROTO_VERSION 3
 
 /* A frame: u32 length of what follows, u8 type, then the fields of the type. */
 #define AC_FRAME_HDR 5
@@ -38,6 +38,7 @@ enum ac_msg {
 	AC_MSG_FAILED,		/* h: text str; the rendezvous is unreachable (exit 125) */
 	AC_MSG_HISTORY,		/* c: n i64, json u8; h answers TEXT */
 	AC_MSG_NOTE,		/* h: text str, a line for the log; RELEASE follows */
+	AC_MSG_LOST,		/* h: text str; a rank the wait needs is gone (exit 4) */
 	AC_MSG_MAX
 };
 

@@ -11,9 +11,13 @@
  * time tells them apart.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rankproc.h"
+#include "topo.h"
 
 /* Fields 3 on of /proc/PID/stat (after "pid (comm) "; comm may hold
  * spaces and parentheses: the last ')' ends it): *STATE, *PPID, *START. */
@@ -109,4 +113,151 @@ ac_rankproc_alive(const struct ac_rankproc *p)
 		    state != 'X')
 			return 1;
 	return 0;
+}
+
+long long
+ac_rankproc_start_us(unsigned long long start)
+{
+	struct timespec wall, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &wall) == -1 ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot) == -1)
+		return 0;
+	/* Now on the wall clock, less the time since the process started on
+	 * the boot clock: no rounding of /proc/stat's btime to a second. */
+	return (long long)wall.tv_sec * 1000000 + wall.tv_nsec / 1000 -
+	    ((long long)boot.tv_sec * 1000000 + boot.tv_nsec / 1000 -
+	    (long long)(start * 1000000ULL / (unsigned long long)hz));
+}
+
+/* A process's environment as the launcher gave it (what it was exec'ed
+ * with), for detection's lookup: "NAME=VALUE" strings back to back. */
+struct penv {
+	char	*buf;
+	size_t	 len;
+};
+
+static const char *
+penv_get(const char *name, void *ctx)
+{
+	const struct penv *e = ctx;
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < e->len;) {
+		const char *s = e->buf + i;
+		size_t sl = strnlen(s, e->len - i);
+
+		if (sl > nl && strncmp(s, name, nl) == 0 && s[nl] == '=')
+			return s + nl + 1;
+		i += sl + 1;
+	}
+	return NULL;
+}
+
+/* Read /proc/PID/environ into E (at most 1 MiB: a larger one is no
+ * launcher's). 0, or -1 (gone, another user's: EACCES). */
+static int
+penv_read(long pid, struct penv *e)
+{
+	char path[64];
+	FILE *f;
+	size_t cap = 65536;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	e->len = 0;
+	e->buf = NULL;
+	for (;;) {
+		char *nb = realloc(e->buf, cap + 1);
+		size_t n;
+
+		if (nb == NULL)
+			break;
+		e->buf = nb;
+		n = fread(e->buf + e->len, 1, cap - e->len, f);
+		e->len += n;
+		if (e->len < cap || cap >= (1u << 20))
+			break;
+		cap *= 2;
+	}
+	fclose(f);
+	if (e->buf == NULL)
+		return -1;
+	e->buf[e->len] = '\0';
+	return 0;
+}
+
+/* Is process PID (its launcher's environment) rank RANK of job JOB_ID? */
+static int
+is_rank(long pid, const char *job_id, long long rank)
+{
+	struct penv e;
+	struct ac_topo t;
+	char err[256];
+	int yes;
+
+	if (penv_read(pid, &e) == -1)
+		return 0;
+	yes = ac_topo_detect(&t, penv_get, &e, err, sizeof(err)) == 0 &&
+	    t.v[AC_RANK] == rank && ac_topo_job_id(&t, penv_get, &e, err,
+	    sizeof(err)) == 0 && strcmp(t.job_id, job_id) == 0;
+	free(e.buf);
+	return yes;
+}
+
+static void
+read_comm(long pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	if (fgets(comm, (int)len, f) != NULL)
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+int
+ac_rankproc_root(long pid, const char *job_id, long long rank,
+    struct ac_rankroot *r)
+{
+	char state;
+	long up, next;
+	unsigned long long start;
+	int found = 0;
+
+	if (pid <= 0 || read_stat(pid, &state, &up, &start) == -1)
+		return -1;
+	/* A bounded walk: a launcher is a few levels up, not hundreds. */
+	for (int depth = 0; depth < 64 && up > 1; depth++) {
+		if (read_stat(up, &state, &next, &start) == -1 ||
+		    !is_rank(up, job_id, rank))
+			break;
+		r->pid = up;
+		r->start = start;
+		r->ppid = next;
+		found = 1;
+		up = next;
+	}
+	if (!found)
+		return -1;
+	r->start_us = ac_rankproc_start_us(r->start);
+	read_comm(r->pid, r->comm, sizeof(r->comm));
+	return 0;
+}
+
+int
+ac_rankproc_root_alive(const struct ac_rankroot *r)
+{
+	char state;
+	long ppid;
+	unsigned long long start;
+
+	return read_stat(r->pid, &state, &ppid, &start) == 0 &&
+	    start == r->start && state != 'Z' && state != 'X';
 }

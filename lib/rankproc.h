@@ -20,4 +20,32 @@ int ac_rankproc_parent(long pid, struct ac_rankproc *p);
 /* Is one of P's processes the one it was, still running (not a zombie)? */
 int ac_rankproc_alive(const struct ac_rankproc *p);
 
+/* The process that is a rank: the eldest ancestor of a call that the
+ * launcher started as that rank (lost.c, gone.c). */
+struct ac_rankroot {
+	long			pid;
+	unsigned long long	start;		/* clock ticks after boot */
+	long long		start_us;	/* wall clock, µs */
+	long			ppid;		/* its parent: the launcher's process */
+	char			comm[32];	/* "bash", for messages */
+};
+
+/*
+ * The root of rank RANK of job JOB_ID above process PID: walking up from
+ * PID's parent, the last ancestor whose environment (/proc/A/environ, as
+ * the launcher gave it) still detects as that rank of that job. The
+ * launcher's own process (slurmstepd, torchrun's agent, mpirun's daemon,
+ * launch) is not one: it is no rank. 0, or -1 (PID's parent is no such
+ * process, or /proc cannot tell).
+ */
+int ac_rankproc_root(long pid, const char *job_id, long long rank,
+    struct ac_rankroot *r);
+
+/* Is R's process still the one it was, and running? */
+int ac_rankproc_root_alive(const struct ac_rankroot *r);
+
+/* The wall clock (µs) at which a process started START clock ticks after
+ * boot; 0 when it cannot be told. */
+long long ac_rankproc_start_us(unsigned long long start);
+
 #endif

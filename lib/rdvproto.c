@@ -28,6 +28,7 @@
 #include "duration.h"
 #include "kind.h"
 #include "log.h"
+#include "lost.h"
 #include "rdvproto.h"
 #include "rdvarr.h"
 #include "rdvjoin.h"
@@ -74,6 +75,7 @@ static struct {
 	int			 quiet;		/* streamed collectives go by NCCL */
 	unsigned		 epoch;		/* a join sent again: older answers are stale */
 	char			**nodes;	/* [nnodes] "host: ranks ...", or NULL */
+	char			**waits;	/* [nnodes] where its ranks wait, or NULL */
 	long			 next_names;	/* ms: look again for unnamed missing nodes */
 	long			 names_delay;	/* ms, doubling */
 	struct posted		*posted;	/* barriers posted to, results waited for */
@@ -424,6 +426,92 @@ ac_rdvproto_read_abort(void)
 		P.st->get("abort", on_abort, NULL);
 }
 
+/* --- gone ranks (lost.h): a node tells of its own, every node reads them --- */
+
+void
+ac_rdvproto_lost(struct ac_job *j, const struct ac_lost *l)
+{
+	char key[KEY_MAX], v[400];
+	int n;
+
+	(void)j;
+	if (l == NULL)
+		return;
+	snprintf(key, sizeof(key), "lost/%lld", (long long)l->rank);
+	n = snprintf(v, sizeof(v), "%lld %ld %ld %s", (long long)l->died_us,
+	    l->node, l->lrank, l->text);
+	P.st->put(key, v, (size_t)n < sizeof(v) ? (size_t)n : sizeof(v) - 1,
+	    AC_PUT_ABSENT | AC_PUT_TELL, NULL, NULL);
+}
+
+/* Another node's rank is gone ("DIED_US NODE LRANK TEXT"). */
+static void
+on_lost(const char *key, const char *v, size_t len)
+{
+	char buf[400], *end, *text;
+	long long rank = strtoll(key + 5, &end, 10), died;
+	long node, lrank;
+	int off = 0;
+
+	if (*end != '\0' || rank < 0 || rank >= P.job->world)
+		return;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len :
+	    sizeof(buf) - 1), v);
+	if (sscanf(buf, "%lld %ld %ld %n", &died, &node, &lrank, &off) != 3 ||
+	    off == 0)
+		return;
+	text = buf + off;
+	/* Our own, read back: known already. */
+	if (node == P.job->node)
+		return;
+	if (ac_lost_add(P.job, rank, node, lrank, died, text) == 1) {
+		ac_log("%s", text);
+		/* Which waits need it: those whose barrier the store says its
+		 * node has not reached, as read from now on (a look soon, or
+		 * the events read so far: lost.c). */
+		ac_rdvarr_refresh();
+		ac_rdvproto_look_soon();
+		if (P.job->gone != NULL)
+			P.job->gone(P.job);
+	}
+}
+
+static void
+on_listed_lost(const char *key, const char *v, size_t len)
+{
+	on_lost(key, v, len);
+}
+
+/* --- where a node's ranks wait (where.c), for the waits that lack them --- */
+
+void
+ac_rdvproto_where(struct ac_job *j, const char *record)
+{
+	char key[KEY_MAX];
+
+	snprintf(key, sizeof(key), "where/%ld", j->node);
+	P.st->put(key, record, strlen(record), AC_PUT_TELL, NULL, NULL);
+}
+
+static void
+set_waits(long node, const char *v, size_t len)
+{
+	char *copy;
+
+	if (P.waits == NULL || node < 0 || node >= P.job->nnodes ||
+	    node == P.job->node || (copy = strndup(v, len)) == NULL)
+		return;
+	free(P.waits[node]);
+	P.waits[node] = copy;
+}
+
+const char *
+ac_rdvproto_waits(long node)
+{
+	return P.waits != NULL && node >= 0 && node < P.job->nnodes ?
+	    P.waits[node] : NULL;
+}
+
 /* --- struct ac_rdv: what NCCL asks of the rendezvous (xport.h) --- */
 
 static void
@@ -603,6 +691,7 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	P.st = s;
 	P.x = x;
 	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
+	P.waits = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.waits));
 	P.names_delay = NAMES_FIRST_MS;
 	ac_rdvjoin_init(j, rid, s);
 	ac_rdvkeep_init(j);
@@ -619,6 +708,9 @@ ac_rdvproto_stop(void)
 	for (long n = 0; P.nodes != NULL && n < P.job->nnodes; n++)
 		free(P.nodes[n]);
 	free(P.nodes);
+	for (long n = 0; P.waits != NULL && n < P.job->nnodes; n++)
+		free(P.waits[n]);
+	free(P.waits);
 	while (P.posted != NULL) {
 		struct posted *p = P.posted;
 
@@ -650,6 +742,13 @@ ac_rdvproto_up(void)
 		ac_rdvproto_abort(P.job);
 	else
 		ac_rdvproto_read_abort();
+	/* This node's gone ranks, told again (a store that lost them), and
+	 * the others' where the store can list them. */
+	for (const struct ac_lost *l = P.job->lost; l != NULL; l = l->next)
+		if (l->node == P.job->node)
+			ac_rdvproto_lost(P.job, l);
+	if (P.st->list != NULL)
+		P.st->list("lost/", on_listed_lost);
 	P.names_delay = NAMES_FIRST_MS;
 	P.next_names = ac_now_ms();
 	send_off();
@@ -677,6 +776,10 @@ ac_rdvproto_told(const char *key, const char *v, size_t len)
 		set_node(atol(key + 6), v, len);
 	else if (strcmp(key, "abort") == 0)
 		on_abort(1, v, len, NULL);
+	else if (strncmp(key, "lost/", 5) == 0)
+		on_lost(key, v, len);
+	else if (strncmp(key, "where/", 6) == 0)
+		set_waits(atol(key + 6), v, len);
 	else if (strcmp(key, "nccl/id") == 0 && P.joined != NULL) {
 		P.join_pending = 0;
 		deliver("id", v, len);

@@ -352,7 +352,14 @@ int
 ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
     char *err, size_t errlen)
 {
-	const char *env = getenv("ACCELCTL_RUNTIME_DIR");
+	return ac_paths_init_at(p, t, getenv("ACCELCTL_RUNTIME_DIR"), create,
+	    err, errlen);
+}
+
+int
+ac_paths_init_at(struct ac_paths *p, const struct ac_topo *t, const char *env,
+    int create, char *err, size_t errlen)
+{
 	char job_id[AC_JOB_ID_MAX + 32], base[300], name[600], cwd[256];
 	struct stat a, b;
 	long owner;
@@ -425,6 +432,8 @@ ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
 	    base);
 	snprintf(p->pid, sizeof(p->pid), "%.500s/%.300s.pid", name,
 	    base);
+	snprintf(p->gone_dir, sizeof(p->gone_dir), "%.500s", name);
+	snprintf(p->gone_prefix, sizeof(p->gone_prefix), "%.300s.gone.", base);
 	return 0;
 }
 

@@ -16,6 +16,11 @@ struct ac_paths {
 	char	log[900];	/* the helper's log */
 	char	state[900];	/* the helper's journal of generations */
 	char	pid[900];	/* the running helper's pid, for launch's clean-up */
+	/* News that a rank is gone (gone.c): a file per rank, GONE_DIR/
+	 * GONE_PREFIX then the rank, renamed into place by launch or by a rank
+	 * the helper turned away. */
+	char	gone_dir[600];
+	char	gone_prefix[320];
 	/* The socket and the log under the directory's name: for messages. */
 	char	shown_sock[900];
 	char	shown_log[900];
@@ -38,6 +43,11 @@ struct ac_paths {
  */
 int ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
     char *err, size_t errlen);
+
+/* The same for runtime directory DIR (launch's simulated nodes), whatever
+ * ACCELCTL_RUNTIME_DIR says. */
+int ac_paths_init_at(struct ac_paths *p, const struct ac_topo *t,
+    const char *dir, int create, char *err, size_t errlen);
 
 /* Close the directory's descriptor (the names in P stop working). */
 void ac_paths_close(struct ac_paths *p);

@@ -46,6 +46,8 @@ become(struct ac_child *c, pid_t parent)
 {
 	if (c->close_fd >= 0)
 		close(c->close_fd);
+	if (c->session)
+		setsid();
 	place(c->in, STDIN_FILENO);
 	place(c->out, STDOUT_FILENO);
 	place(c->err, STDERR_FILENO);

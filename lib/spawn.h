@@ -22,6 +22,10 @@ struct ac_child {
 	/* Its own session, forked twice: init's child, never a zombie of
 	 * ours, out of reach of the terminal's signals and of a shell's wait. */
 	int		  detach;
+	/* A session of its own (setsid), not forked twice: our child still,
+	 * leader of its own process group, which a signal to -PID reaches as
+	 * a whole; out of reach of the terminal's signals (launch's ranks). */
+	int		  session;
 	/* Sent to it when we exit, even by SIGKILL (PR_SET_PDEATHSIG); 0 none. */
 	int		  deathsig;
 	/* Its signal mask; NULL: ours. */

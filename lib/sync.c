@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "duration.h"
 #include "rdvstate.h"
+#include "rundir.h"
 #include "msg.h"
 #include "parent.h"
 #include "run.h"
@@ -145,9 +147,13 @@ final_reply(struct ac_sync *s, int type, struct ac_rd *r)
 	char text[1024];
 
 	if (type != AC_MSG_ABORTED && type != AC_MSG_ERROR &&
-	    type != AC_MSG_FAILED)
+	    type != AC_MSG_FAILED && type != AC_MSG_LOST)
 		return -1;
 	ac_get_str(r, text, sizeof(text));
+	if (type == AC_MSG_LOST) {
+		ac_warnx("%s: lost: %s", s->what, text);
+		return AC_EXIT_LOST;
+	}
 	if (type == AC_MSG_ABORTED) {
 		ac_warnx("%s: aborted: %s", s->what, text);
 		return AC_EXIT_ABORTED;
@@ -158,6 +164,41 @@ final_reply(struct ac_sync *s, int type, struct ac_rd *r)
 	}
 	ac_warnx("%s: the helper refused: %s", s->what, text);
 	return AC_EXIT_FAILED;
+}
+
+/*
+ * The helper turned this rank away (its maximum of clients): the ranks that
+ * wait for it would wait to their deadline. It leaves the news in the
+ * job's JOB.gone.RANK (gone.c), which the helper reads, so that they exit 4 at
+ * once naming it.
+ */
+static void
+tell_turned_away(const struct ac_topo *t, const struct ac_client *c)
+{
+	struct ac_paths p;
+	struct timespec ts;
+	char err[256], path[1100], tmp[1100], buf[600];
+	int fd, n;
+
+	if (ac_paths_init(&p, t, 0, err, sizeof(err)) == -1)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, sizeof(buf), "%lld %ld\nrank %ld (node %ld) was "
+	    "turned away by its node's helper: %s\n", (long long)ts.tv_sec *
+	    1000000 + ts.tv_nsec / 1000, t->v[AC_LRANK], t->v[AC_RANK],
+	    t->v[AC_NODE] >= 0 ? t->v[AC_NODE] : 0, c->why);
+	snprintf(path, sizeof(path), "%s/%s%ld", p.gone_dir, p.gone_prefix,
+	    t->v[AC_RANK]);
+	snprintf(tmp, sizeof(tmp), "%s/.%s%ld.%ld", p.gone_dir, p.gone_prefix,
+	    t->v[AC_RANK], (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0) {
+		int ok = n > 0 && write(fd, buf, (size_t)n) == n;
+
+		close(fd);
+		if (!ok || rename(tmp, path) == -1)
+			unlink(tmp);
+	}
+	ac_paths_close(&p);
 }
 
 /*
@@ -176,8 +217,11 @@ arrive(const struct ac_topo *t, struct ac_sync *s)
 		if (ac_client_open(&s->c, t, 1, &rc) == 0)
 			break;
 		if (rc == AC_EXIT_USAGE || s->c.busy ||
-		    ++failures >= MAX_OPEN_FAILURES)
+		    ++failures >= MAX_OPEN_FAILURES) {
+			if (s->c.turned_away)
+				tell_turned_away(t, &s->c);
 			return rc;
+		}
 		if (ac_parent_gone())
 			return orphaned(s);
 		backoff(failures);

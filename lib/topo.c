@@ -38,8 +38,10 @@ struct row {
 	const char	*alt_launcher;		/* name when an alternative name was used */
 	const char	*names[AC_NFIELDS][2];	/* alternatives, the first set wins */
 	enum row_kind	 kind;
-	/* NULL, or whether the row applies although its rank is set. */
+	/* NULL, or whether the row applies although its rank is set; and
+	 * why not, for info. */
 	int		(*applies)(ac_getenv_fn get, void *ctx);
+	const char	*not_applied;
 };
 
 static int
@@ -98,62 +100,69 @@ static const struct row rows[] = {
 	{ "explicit", NULL, {
 	    { "ACCELCTL_RANK" }, { "ACCELCTL_WORLD_SIZE" },
 	    { "ACCELCTL_LOCAL_RANK" }, { "ACCELCTL_LOCAL_WORLD_SIZE" },
-	    { "ACCELCTL_NODE_RANK" }, { "ACCELCTL_NNODES" } }, ROW_PLAIN, NULL },
+	    { "ACCELCTL_NODE_RANK" }, { "ACCELCTL_NNODES" } }, ROW_PLAIN, NULL, NULL },
 	/* Before torchrun's row: the pod's RANK is not a process rank. */
 	{ "kubeflow", NULL, {
 	    { "PET_NODE_RANK" }, { "PET_NNODES" },
 	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE,
-	    no_process_launcher },
+	    no_process_launcher, "RANK and LOCAL_RANK are set: torchrun runs "
+	    "in the pod, and its row describes the process" },
 	{ "torchrun", "deepspeed", {
 	    { "RANK" }, { "WORLD_SIZE" },
 	    { "LOCAL_RANK" }, { "LOCAL_WORLD_SIZE", "LOCAL_SIZE" },
 	    { "GROUP_RANK", "CROSS_RANK" },
-	    { "GROUP_WORLD_SIZE", "CROSS_SIZE" } }, ROW_PLAIN, torchrun_ran },
+	    { "GROUP_WORLD_SIZE", "CROSS_SIZE" } }, ROW_PLAIN, torchrun_ran,
+	    "PET_NODE_RANK without LOCAL_RANK: a Kubeflow pod's index, not a "
+	    "torchrun worker's rank" },
 	{ "horovod", NULL, {
 	    { "HOROVOD_RANK" }, { "HOROVOD_SIZE" },
 	    { "HOROVOD_LOCAL_RANK" }, { "HOROVOD_LOCAL_SIZE" },
 	    { "HOROVOD_CROSS_RANK" }, { "HOROVOD_CROSS_SIZE" } }, ROW_HOROVOD,
-	    NULL },
+	    NULL, NULL },
 	{ "flux", NULL, {
 	    { "FLUX_TASK_RANK" }, { "FLUX_JOB_SIZE" },
 	    { "FLUX_TASK_LOCAL_ID" }, { NULL },
-	    { NULL }, { "FLUX_JOB_NNODES" } }, ROW_FLUX, NULL },
+	    { NULL }, { "FLUX_JOB_NNODES" } }, ROW_FLUX, NULL, NULL },
 	{ "pals", NULL, {
 	    { "PALS_RANKID" }, { "PMI_SIZE" },
 	    { "PALS_LOCAL_RANKID", "PMI_LOCAL_RANK" }, { "PMI_LOCAL_SIZE" },
-	    { "PALS_NODEID" }, { NULL } }, ROW_PALS, pals_complete },
+	    { "PALS_NODEID" }, { NULL } }, ROW_PALS, pals_complete,
+	    "no PMI_SIZE inside a Slurm step (srun --mpi=cray_shasta): Slurm's "
+	    "row is the truth there" },
 	{ "jsrun", NULL, {
 	    { "JSM_NAMESPACE_RANK" }, { "JSM_NAMESPACE_SIZE" },
 	    { "JSM_NAMESPACE_LOCAL_RANK" }, { "JSM_NAMESPACE_LOCAL_SIZE" },
-	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL, NULL },
 	/* OMPI_COMM_WORLD_NODE_RANK is not the node index: never read it. */
 	{ "openmpi", NULL, {
 	    { "OMPI_COMM_WORLD_RANK" }, { "OMPI_COMM_WORLD_SIZE" },
 	    { "OMPI_COMM_WORLD_LOCAL_RANK" }, { "OMPI_COMM_WORLD_LOCAL_SIZE" },
-	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL, NULL },
 	{ "mpich", NULL, {
 	    { "PMI_RANK" }, { "PMI_SIZE" },
 	    { "MPI_LOCALRANKID" }, { "MPI_LOCALNRANKS" },
-	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL, NULL },
 	{ "mvapich2", NULL, {
 	    { "MV2_COMM_WORLD_RANK" }, { "MV2_COMM_WORLD_SIZE" },
 	    { "MV2_COMM_WORLD_LOCAL_RANK" }, { "MV2_COMM_WORLD_LOCAL_SIZE" },
-	    { NULL }, { NULL } }, ROW_PLAIN, NULL },
+	    { NULL }, { NULL } }, ROW_PLAIN, NULL, NULL },
 	/* After the MPI rows: mpirun inside a SkyPilot node describes its ranks. */
 	{ "skypilot", NULL, {
 	    { "SKYPILOT_NODE_RANK" }, { "SKYPILOT_NUM_NODES" },
 	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE,
-	    no_process_launcher },
+	    no_process_launcher, "RANK and LOCAL_RANK are set: a process "
+	    "launcher runs on the node, and its row describes the process" },
 	{ "slurm", NULL, {
 	    { "SLURM_PROCID" }, { "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS" },
 	    { "SLURM_LOCALID" }, { NULL },
 	    { "SLURM_NODEID" }, { "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES" } },
-	    ROW_SLURM, slurm_step },
+	    ROW_SLURM, slurm_step, "no SLURM_STEP_ID: not inside an srun step "
+	    "(a batch script is one process; run the ranks with srun)" },
 	/* A Kubernetes Indexed Job: one pod per index, its count not in the
 	 * environment (ACCELCTL_WORLD_SIZE gives it). */
 	{ "k8s-indexed-job", NULL, {
 	    { "JOB_COMPLETION_INDEX" }, { "ACCELCTL_WORLD_SIZE" },
-	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE, NULL },
+	    { NULL }, { NULL }, { NULL }, { NULL } }, ROW_NODE, NULL, NULL },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -175,6 +184,71 @@ ac_topo_launchers(void)
 		snprintf(list + n, sizeof(list) - n, "none");
 	}
 	return list;
+}
+
+/* ROW's rank variable that is set ("SLURM_PROCID"), or NULL. */
+static const char *
+rank_var(const struct row *row, ac_getenv_fn get, void *ctx)
+{
+	for (int a = 0; a < 2; a++)
+		if (row->names[AC_RANK][a] != NULL &&
+		    ac_topo_lookup(get, ctx, row->names[AC_RANK][a]) != NULL)
+			return row->names[AC_RANK][a];
+	return NULL;
+}
+
+/* The first row whose rank is set and that applies, or NULL. */
+static const struct row *
+candidate(ac_getenv_fn get, void *ctx)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (rank_var(&rows[i], get, ctx) != NULL &&
+		    (rows[i].applies == NULL || rows[i].applies(get, ctx)))
+			return &rows[i];
+	return NULL;
+}
+
+const char *
+ac_topo_candidate(ac_getenv_fn get, void *ctx, char *vars, size_t len)
+{
+	const struct row *r = candidate(get, ctx);
+	size_t n = 0;
+
+	if (vars != NULL && len > 0)
+		vars[0] = '\0';
+	for (int f = 0; r != NULL && vars != NULL && f < AC_NFIELDS; f++)
+		for (int a = 0; a < 2 && n < len; a++) {
+			const char *name = r->names[f][a], *v;
+
+			if (name != NULL && (v = ac_topo_lookup(get, ctx, name)) != NULL)
+				n += (size_t)snprintf(vars + n, len - n, "%s%s=%.40s",
+				    n ? " " : "", name, v);
+		}
+	return r != NULL ? r->launcher : "none";
+}
+
+void
+ac_topo_explain(ac_getenv_fn get, void *ctx, char *buf, size_t len)
+{
+	const struct row *used = candidate(get, ctx);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NROWS && n < len; i++) {
+		const char *var = rank_var(&rows[i], get, ctx);
+		char why[200];
+
+		if (var == NULL || &rows[i] == used)
+			continue;
+		if (rows[i].applies != NULL && !rows[i].applies(get, ctx))
+			snprintf(why, sizeof(why), "%s", rows[i].not_applied);
+		else
+			snprintf(why, sizeof(why), "%s's variables come first",
+			    used != NULL ? used->launcher : "another launcher");
+		n += (size_t)snprintf(buf + n, len - n, "%s=%.40s: %s not used: "
+		    "%s\n", var, ac_topo_lookup(get, ctx, var), rows[i].launcher,
+		    why);
+	}
 }
 
 const char *

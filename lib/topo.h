@@ -46,6 +46,16 @@ int ac_topo_detect(struct ac_topo *t, ac_getenv_fn get, void *ctx,
  * "explicit, kubeflow, torchrun, ...". */
 const char *ac_topo_launchers(void);
 
+/* For info: the launcher whose row detection reads ("none": no rank set),
+ * also where its values are refused, with its variables that are set
+ * ("RANK=1 LOCAL_RANK=1") in VARS (NULL: not wanted); and a line per other
+ * row whose rank
+ * variable is set, saying why it was not used ("SLURM_PROCID=3: slurm not
+ * used: no SLURM_STEP_ID: ..."), into BUF ("" when none). */
+const char *ac_topo_candidate(ac_getenv_fn get, void *ctx, char *vars,
+    size_t len);
+void ac_topo_explain(ac_getenv_fn get, void *ctx, char *buf, size_t len);
+
 /* The value of NAME, with "-1" and "" counting as unset (NULL). */
 const char *ac_topo_lookup(ac_getenv_fn get, void *ctx, const char *name);
 

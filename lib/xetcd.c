@@ -1342,7 +1342,9 @@ event(json_t *ev)
 	else if (strcmp(rest, "closed") == 0 && !del)
 		ac_rdvproto_closed();
 	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
-	    strncmp(rest, "ping/", 5) == 0 || strcmp(rest, "abort") == 0) && !del)
+	    strncmp(rest, "ping/", 5) == 0 || strncmp(rest, "lost/", 5) == 0 ||
+	    strncmp(rest, "where/", 6) == 0 ||
+	    strcmp(rest, "abort") == 0) && !del)
 		ac_rdvproto_told(rest, v, vl);	/* the protocol's keys */
 out:
 	free(k);
@@ -2033,6 +2035,9 @@ static const struct ac_xport xport = {
 	.publish = x_publish,
 	.want = x_want,
 	.abort = ac_rdvproto_abort,
+	.lost = ac_rdvproto_lost,
+	.where = ac_rdvproto_where,
+	.waits = ac_rdvproto_waits,
 	.hello = ac_rdvproto_hello,
 	.node = ac_rdvproto_node,
 	.expired = NULL,

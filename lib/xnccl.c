@@ -892,6 +892,28 @@ x_abort(struct ac_job *j)
 		N.base->abort(j);
 }
 
+/* A rank of this node is gone: the rendezvous tells the others. */
+static void
+x_lost(struct ac_job *j, const struct ac_lost *l)
+{
+	if (N.base != NULL && N.base->lost != NULL)
+		N.base->lost(j, l);
+}
+
+static void
+x_where(struct ac_job *j, const char *record)
+{
+	if (N.base != NULL && N.base->where != NULL)
+		N.base->where(j, record);
+}
+
+static const char *
+x_waits(long node)
+{
+	return N.base != NULL && N.base->waits != NULL ? N.base->waits(node) :
+	    NULL;
+}
+
 /* A rank said who it is: a result op may now know where its source is. */
 static void
 x_hello(struct ac_job *j)
@@ -1105,6 +1127,9 @@ static const struct ac_xport xport = {
 	.publish = x_publish,
 	.want = x_want,
 	.abort = x_abort,
+	.lost = x_lost,
+	.where = x_where,
+	.waits = x_waits,
 	.hello = x_hello,
 	.node = x_node,
 	.expired = x_expired,

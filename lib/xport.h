@@ -18,6 +18,7 @@
 
 struct ac_job;
 struct ac_coll;
+struct ac_lost;
 
 /* A collective's outcome as it crosses from a transport into coll.c. */
 struct ac_result {
@@ -71,6 +72,14 @@ struct ac_xport {
 	 * before (a local rank left it); C->xwd is set until the transport
 	 * has said so, and a transport without this hook keeps the arrival. */
 	void	(*withdraw)(struct ac_job *, struct ac_coll *);
+	/* Optional: a rank of this node is gone for good (lost.h): tell the
+	 * other nodes, after everything posted before. */
+	void	(*lost)(struct ac_job *, const struct ac_lost *);
+	/* Optional: where this node's ranks wait (where.c's record, "RANK GEN
+	 * KEY" lines), told to the other nodes; and the last record another
+	 * node told, or NULL. */
+	void	(*where)(struct ac_job *, const char *record);
+	const char *(*waits)(long node);
 	/* Optional: while up but not in the run (the arrivals wait to be
 	 * posted), what this node waits for ("node 0 to open this launch's
 	 * run"); else NULL. A timeout names it, not "other nodes". */

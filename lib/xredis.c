@@ -624,6 +624,11 @@ on_look(redisReply *reply, void *priv)
 		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
 
 		note_missing(c, v, len);
+		ac_coll_missing_known(X.job, c);
+		if ((c = ac_job_find(X.job, r->key, r->gen)) == NULL || c->done) {
+			free(r);
+			return;
+		}
 		if (!arrived_slot(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
 		else if (c->xmissing[0] == '\0' && ready() && r->late) {
@@ -1558,6 +1563,9 @@ static const struct ac_xport xport = {
 	.publish = x_publish,
 	.want = x_want,
 	.abort = ac_rdvproto_abort,
+	.lost = ac_rdvproto_lost,
+	.where = ac_rdvproto_where,
+	.waits = ac_rdvproto_waits,
 	.hello = ac_rdvproto_hello,
 	.node = ac_rdvproto_node,
 	.expired = NULL,

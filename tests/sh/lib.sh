@@ -32,8 +32,10 @@ eventually() {
 
 # run VAR=VALUE... -- ARGS...: run accelctl ARGS in a clean environment with
 # only the given variables, capturing stdout, stderr and the exit code into
-# $out, $err and $rc. Blocking calls are bounded (RUN_LIMIT seconds, 20) so a
-# bug fails, never hangs.
+# $out, $err and $rc. Blocking calls are bounded so a bug fails, never hangs:
+# RUN_LIMIT seconds, at least 120. The bound is a guard against a hang, never
+# a verdict on speed: 8 ranks x 50 barriers took 20 s (the old bound) on 2
+# cores busy with three other suites, and failed there only.
 #
 # ACCELCTL_TEST_TRANSPORT (set by tests/gpu/suite.sh) runs every call with that
 # ACCELCTL_TRANSPORT, and then hands on what CUDA needs to find the GPU.
@@ -63,7 +65,7 @@ run() {
 	fi
 	local d; d=$(scratch)
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="${HOME:-/}" \
-		TMPDIR="$d" "${vars[@]}" timeout "${RUN_LIMIT:-20}" "$ACCELCTL" "$@" >"$d/out" 2>"$d/err"
+		TMPDIR="$d" "${vars[@]}" timeout "$((${RUN_LIMIT:-0} > 120 ? RUN_LIMIT : 120))" "$ACCELCTL" "$@" >"$d/out" 2>"$d/err"
 	rc=$?
 	out=$(cat "$d/out")
 	err=$(cat "$d/err")

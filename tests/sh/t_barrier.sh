@@ -23,7 +23,9 @@ testRankThatNeverArrivesTimesOut() {
 	# (500 ms after) while its second rank may start a second late.
 	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 2 ] && warm='accelctl barrier warm || exit; '
 	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 1 ] && t=4
-	run -- launch -n 4 --tag -- bash -c "$warm"'[ $ACCELCTL_RANK = 3 ] && exit 0
+	# Rank 3 lives on past the deadline without arriving: a rank that
+	# exits is lost (testRankThatExitsIsLost), one that is slow is waited for.
+	run -- launch -n 4 --tag -- bash -c "$warm"'[ $ACCELCTL_RANK = 3 ] && { sleep '"$((t + 3))"'; exit 0; }
 		t0=$(date +%s%N); accelctl barrier --timeout '"$t"'s lonely
 		echo "rc=$? ms=$((($(date +%s%N) - t0) / 1000000))"'
 	assertEquals "the three waiters exit 124 ($out)" 3 "$(printf '%s\n' "$out" | grep -c 'rc=124 ')"
@@ -39,6 +41,23 @@ testRankThatNeverArrivesTimesOut() {
 		assertContains "stderr: $err" "$err" "accelctl: barrier: timed out after ${t}s at 'lonely' (generation 0): all 2 ranks of node 0 arrived; waiting for node 1" ;;
 	*) assertContains "stderr: $err" "$err" "accelctl: barrier: timed out after ${t}s at 'lonely' (generation 0): all 1 ranks of node 0 arrived; waiting for node $((ACCELCTL_TEST_NNODES - 1))" ;;
 	esac
+}
+
+# A rank that exits before it arrives (launch saw it end) is lost: the others
+# exit 4 at once naming it and its status, not at their deadline (60 s), and
+# launch ends with a line for each failed rank, as srun does. On several
+# nodes rank 3's node tells the others through the rendezvous (its helper,
+# started by launch where none of its ranks had one).
+testRankThatExitsIsLost() {
+	local warm=""
+	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 2 ] && warm='accelctl barrier warm || exit; '
+	run -- launch -n 4 --tag -- bash -c "$warm"'[ $ACCELCTL_RANK = 3 ] && exit 7
+		accelctl barrier --timeout 60s gone; echo "rc=$?"'
+	assertEquals "the three waiters exit 4 ($out)" 3 "$(printf '%s\n' "$out" | grep -c 'rc=4$')"
+	assertRc 7 "launch exits with the first failure, rank 3's"
+	assertContains "stderr: $err" "$err" "accelctl: barrier: 'gone': lost: rank 3 (node $(( ${ACCELCTL_TEST_NNODES:-1} > 1 ? ${ACCELCTL_TEST_NNODES:-1} - 1 : 0 ))) exited with 7"
+	assertContains "stderr: $err" "$err" "rank 3 (node "
+	assertContains "launch's summary: $err" "$err" "accelctl: launch: rank 3 (node "
 }
 
 testStatusEachRankFailingInTurn() {

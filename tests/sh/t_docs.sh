@@ -208,7 +208,7 @@ testOptionsDocumented() {
 # count also tell them to set ACCELCTL_JOB_ID (else two Jobs on one Redis meet as "default").
 testIndexedJobIdentity() {
 	run JOB_COMPLETION_INDEX=1 ACCELCTL_WORLD_SIZE=3 -- info
-	assertContains "no identity of its own" "$out" "job_id            default (default)"
+	assertContains "no identity of its own" "$out" "job_id            default  (default)"
 	assertContains "README: the count and the id" "$(tr '\n' ' ' <"$ACCELCTL_SRC/README.md")" \
 		"in an Indexed Job's pod template (with \`ACCELCTL_JOB_ID\`"
 	assertContains "man page: the count and the id" \

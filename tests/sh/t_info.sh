@@ -9,7 +9,7 @@ testText() {
 	assertRc 0 info
 	assertContains "$out" "launcher          slurm"
 	assertContains "$out" "local_world_size  1        (SLURM_STEP_TASKS_PER_NODE)"
-	assertContains "$out" "job_id            42.0 (SLURM_JOB_ID.SLURM_STEP_ID)"
+	assertContains "$out" "job_id            42.0     (SLURM_JOB_ID.SLURM_STEP_ID)"
 }
 
 testJson() {

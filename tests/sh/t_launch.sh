@@ -101,8 +101,58 @@ testSignalsForwarded() {
 	kill -TERM "$pid"
 	timeout 10 tail --pid="$pid" -f /dev/null
 	wait "$pid"
-	assertEquals "exit status of the children" 7 $?
+	assertEquals "launch exits 128+SIGTERM, as the process it stands for" 143 $?
 	assertEquals "every process got SIGTERM" "0 1 2" "$(ls "$d" | grep -v up | sort | tr '\n' ' ' | sed 's/ $//')"
+}
+
+# A shell without job control starts "accelctl launch ... &" with SIGINT
+# ignored, as a wrapper or a batch script does; a "kill -INT" of launch alone
+# still stops every rank: launch exits 130 and says what ended each rank.
+# Before, the ranks ran on to their end and launch exited 0.
+testInterruptOfABackgroundLaunch() {
+	local d; d=$(scratch)/int; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" D="$d" bash -c '
+		accelctl launch -n 2 --tag -- bash -c "touch \$D/up.\$ACCELCTL_RANK; sleep 60; echo after" \
+			>"$D/out" 2>"$D/err" &
+		echo $! >"$D/launch"
+		wait $!; echo $? >"$D/rc"' &
+	local sh=$! i=0
+	until [ -e "$d/up.0" ] && [ -e "$d/up.1" ] || [ $i -gt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -INT "$(cat "$d/launch")"
+	timeout 20 tail --pid="$sh" -f /dev/null
+	assertFalse "the shell ended" "kill -0 $sh 2>/dev/null"
+	assertEquals "launch exits 130" 130 "$(cat "$d/rc")"
+	assertEquals "no rank ran on: $(cat "$d/out")" "" "$(grep after "$d/out")"
+	assertContains "$(cat "$d/err")" "ranks 0-1: killed by signal 2 (Interrupt), sent on by launch"
+}
+
+# A signal reaches all of a rank, its process group: a rank's shell that
+# ignores SIGTERM and waits for a child it started ends with that child.
+# Sent to the rank's process alone, the child lived on and launch waited.
+testSignalReachesTheRanksGroup() {
+	local d; d=$(scratch)/grp; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
+		bash -c "sleep 60 & echo \$! >$d/gc.\$ACCELCTL_RANK; trap '' TERM; wait" &
+	local pid=$! i=0
+	until [ -s "$d/gc.0" ] && [ -s "$d/gc.1" ] || [ $i -gt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM "$pid"
+	timeout 20 tail --pid="$pid" -f /dev/null
+	assertFalse "launch ended" "kill -0 $pid 2>/dev/null"
+	wait "$pid"
+	assertEquals "launch exits 143" 143 $?
+	assertFalse "the ranks' children got it" "kill -0 $(cat "$d/gc.0") 2>/dev/null || kill -0 $(cat "$d/gc.1") 2>/dev/null"
+}
+
+testInterruptExitStatus() {
+	local d; d=$(scratch)/int2; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
+		sh -c "touch $d/up.\$ACCELCTL_RANK; exec sleep 60" &
+	local pid=$! i=0
+	while [ "$(ls "$d" | grep -c up)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -INT "$pid"
+	timeout 20 tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	assertEquals "launch exits 128+SIGINT" 130 $?
 }
 
 testStdinToRankZeroOnly() {

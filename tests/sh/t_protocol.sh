@@ -56,8 +56,8 @@ testWrongJob() { badClient wrongjob; assertContains "$LAST" "this helper serves 
 # Another version: the helper says its own and closes; the log names both.
 testOtherVersion() {
 	badClient version
-	assertContains "$LAST" "welcome version 2"
-	assertContains "$(cat "$RT/proto.log")" "refused a client of protocol version 999 (this helper speaks 2)"
+	assertContains "$LAST" "welcome version 3"
+	assertContains "$(cat "$RT/proto.log")" "refused a client of protocol version 999 (this helper speaks 3)"
 }
 
 # Many bad clients at once do not starve a good one.

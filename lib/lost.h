@@ -1,0 +1,46 @@
+/* lost.h: ranks that are gone for good, and which waits they end (exit 4, "lost"). */
+#ifndef ACCELCTL_LOST_H
+#define ACCELCTL_LOST_H
+
+#include <stdint.h>
+
+struct ac_job;
+struct ac_coll;
+
+/* A rank that will not arrive any more: its process exited (launch, or the
+ * helper that watched it), or its node's helper turned it away. */
+struct ac_lost {
+	struct ac_lost	*next;
+	int64_t		 rank;		/* global */
+	long		 node, lrank;	/* its node and local rank, -1 not known */
+	int64_t		 died_us;	/* wall clock, µs: when it was seen gone */
+	int64_t		 known_us;	/* wall clock, µs: when this node learned it */
+	char		 text[256];	/* "rank 3 (node 0) exited with 7" */
+};
+
+/*
+ * Remember that RANK (on NODE as local rank LRANK, -1 where not known) is gone since DIED_US, with TEXT for the waiters'
+ * message. 1 when it is news (the waits it ends must be told), 0 when RANK
+ * was known gone already (the first word stays), -1 on no memory.
+ */
+int ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
+    int64_t died_us, const char *text);
+
+/*
+ * The gone rank that collective C still needs and will never get, for a
+ * waiter whose rank's process started at SINCE_US (wall clock, µs; 0 not
+ * known): C not over, and the rank is one whose arrival C lacks (a barrier)
+ * or C's source that has not begun (a result). A rank gone before the
+ * waiter's process started belongs to an earlier attempt of the job
+ * (torchrun's restart, a job script run again under the same job id),
+ * whose ranks come back: it ends nothing. NULL when none.
+ */
+const struct ac_lost *ac_lost_needed(const struct ac_job *j,
+    const struct ac_coll *c, int64_t since_us);
+
+/* Is RANK known gone? */
+const struct ac_lost *ac_lost_find(const struct ac_job *j, int64_t rank);
+
+void ac_lost_free(struct ac_job *j);
+
+#endif

@@ -1,0 +1,20 @@
+/* where.h: where the ranks a wait lacks are waiting instead (where.c). */
+#ifndef ACCELCTL_WHERE_H
+#define ACCELCTL_WHERE_H
+
+#include <stddef.h>
+
+struct ac_coll;
+
+/* Append to BUF (a progress or timeout line of CO's wait) "; rank 1 (node
+ * 0) waits at barrier 'step-1' (generation 0)" for the ranks CO lacks that
+ * wait at something else, this node's and, from their records, the
+ * missing nodes'. */
+void ac_where_append(const struct ac_coll *co, char *buf, size_t len);
+/* Tell the other nodes where this node's ranks wait, once a wait across
+ * nodes has lasted an interval (at most once an interval, when it
+ * changed). Ms until it is due again, or -1. */
+long ac_where_timer(long now);
+void ac_where_stop(void);
+
+#endif
