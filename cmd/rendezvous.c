@@ -86,6 +86,26 @@ start(const struct ac_cmd *self, struct ac_args *a)
 	long port = 0;
 
 	memset(&c, 0, sizeof(c));
+	/* A second start in a shell that holds the first one's exports would
+	 * start a second server, and the first would serve nobody until the
+	 * script ends: say so instead. One that ended is replaced. */
+	{
+		char dir[600], host[256];
+		struct ac_rdv_state old;
+
+		if (getenv("ACCELCTL_REDIS_PASSWORD_FILE") != NULL &&
+		    ac_rdv_dir_from_env(dir, sizeof(dir), err, sizeof(err)) == 0 &&
+		    ac_rdv_state_read(dir, &old, err, sizeof(err)) == 0 &&
+		    gethostname(host, sizeof(host)) == 0 &&
+		    strncmp(host, old.host, sizeof(host)) == 0 &&
+		    ac_rdv_running(&old)) {
+			url_of(&old, url, sizeof(url));
+			ac_warnx("a rendezvous started before serves this shell "
+			    "already (%s, pid %ld): use it, or 'accelctl "
+			    "rendezvous stop' it first", url, (long)old.sup);
+			return AC_EXIT_USAGE;
+		}
+	}
 	if (shell != NULL) {
 		if (strcmp(shell, "fish") == 0)
 			fish = 1;

@@ -200,8 +200,13 @@ hello(struct ac_client *c, int *rc)
 		return 0;
 	}
 	if (type == AC_MSG_ERROR) {
+		static char said[512];
+
 		ac_get_str(&r, text, sizeof(text));
-		ac_warnx("helper refused: %s", text);
+		/* A client that retries (a slot may free up) says it once. */
+		if (strcmp(said, text) != 0)
+			ac_warnx("helper refused: %s", text);
+		snprintf(said, sizeof(said), "%s", text);
 		/* Before WELCOME: refused at accept, not for what we said. */
 		c->turned_away = 1;
 		snprintf(c->why, sizeof(c->why), "%.200s", text);

@@ -184,7 +184,9 @@ ac_gone_arrived(struct ac_hconn *c)
 			}
 		}
 	}
-	c->root_us = rt->r.start_us;
+	/* Under launch every rank starts once: no earlier attempt to tell
+	 * apart (and a rank started late, of hundreds, is not one). */
+	c->root_us = G.launch_pid > 0 ? 0 : rt->r.start_us;
 }
 
 void

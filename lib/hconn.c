@@ -665,10 +665,11 @@ accept_one(void)
 		return;
 	}
 	if (ac_hs.nconns >= ac_hs.max_clients) {
-		char msg[160];
+		char msg[256];
 
 		snprintf(msg, sizeof(msg), "the helper serves its maximum of %ld "
-		    "clients", ac_hs.max_clients);
+		    "clients (%ld descriptors are its limit: raise ulimit -n for "
+		    "the job)", ac_hs.max_clients, ac_hs.max_clients + AC_HELPER_FD_RESERVE);
 		ac_log("refused a client: %s", msg);
 		refuse_fd(fd, msg);
 		return;

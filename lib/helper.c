@@ -39,12 +39,13 @@
 #include "rundir.h"
 #include "gone.h"
 #include "lost.h"
+#include "rdsweep.h"
 #include "transport.h"
 #include "where.h"
 #include "xport.h"
 
 #define MAX_CLIENTS	1024		/* connections; fewer under a low fd limit */
-#define FD_RESERVE	32		/* fds kept for the journal, transports, logs */
+#define FD_RESERVE	AC_HELPER_FD_RESERVE
 
 struct ac_helper ac_hs;
 
@@ -497,6 +498,15 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	if (ac_hs.job.journal_size == 0 && ac_hs.job.lsize > 0)
 		ac_journal_shape(&ac_hs.job);
 	ac_gone_init(D.paths.gone_dir, D.paths.gone_prefix);
+	{
+		/* Our own files' name: the news prefix less ".gone.". */
+		char own[320];
+		size_t n = strlen(D.paths.gone_prefix);
+
+		snprintf(own, sizeof(own), "%.*s", (int)(n > 6 ? n - 6 : 0),
+		    D.paths.gone_prefix);
+		(void)ac_rdsweep(D.paths.dfd, own, AC_SWEEP_DAYS);
+	}
 	if (ac_hs.job.lsize > 0)
 		ac_gone_shaped();
 	if ((ac_hs.lfd = listen_on(D.paths.sock, err, sizeof(err))) == -1) {

@@ -18,6 +18,10 @@
 #include "rankproc.h"
 #include "topo.h"
 
+/* Descriptors the helper keeps for itself (the journal, the transports,
+ * the log), below its fd limit: the rest are for clients. */
+#define AC_HELPER_FD_RESERVE	32
+
 /* One local client: a short-lived accelctl, from HELLO to its last reply. */
 struct ac_hconn {
 	struct ac_hconn	*next;
