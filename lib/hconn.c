@@ -378,6 +378,7 @@ on_arrive(struct ac_hconn *c, struct ac_rd *r)
 		progress = ARRIVE_MS_MAX;
 	c->deadline = timeout > 0 ? ac_now_ms() + timeout : -1;
 	c->waiting_since = ac_now_ms();
+	ac_where_arrived(c->lrank);
 	/* The source runs CMD and reads nothing until it finishes; progress
 	 * is for those who wait (a frame it did not expect looked like a lost
 	 * helper to older clients, which then gave up their source role). */
@@ -777,6 +778,7 @@ ac_hconn_timers(long now, long *next_out)
 			} else
 				snprintf(text, sizeof(text), "%s", c->timeout_text);
 			send_text(c, AC_MSG_TIMEOUT, text);
+			ac_where_timed_out(c->lrank, c->coll->key, c->coll->gen);
 			detach(c);
 			continue;
 		}

@@ -24,10 +24,43 @@
  * wait lasts before it does (ms). */
 #define TELL_MS	10000
 
+/* A rank's last wait that ended at its deadline, while it waits nowhere
+ * else: two ranks at two names time out together, and the second to go
+ * says where the first was. */
+struct left {
+	char	 key[AC_KEY_MAX];
+	int64_t	 gen;
+	int	 set;
+};
+
 static struct {
 	char	*told;		/* the record last told, or NULL */
 	long	 next;		/* ms: not before */
+	struct left *left;	/* [lsize] */
+	long	 nleft;
 } W;
+
+void
+ac_where_timed_out(long lrank, const char *key, int64_t gen)
+{
+	struct ac_job *j = &ac_hs.job;
+
+	if (W.left == NULL && j->lsize > 0 &&
+	    (W.left = calloc((size_t)j->lsize, sizeof(*W.left))) != NULL)
+		W.nleft = j->lsize;
+	if (lrank < 0 || lrank >= W.nleft)
+		return;
+	snprintf(W.left[lrank].key, sizeof(W.left[lrank].key), "%s", key);
+	W.left[lrank].gen = gen;
+	W.left[lrank].set = 1;
+}
+
+void
+ac_where_arrived(long lrank)
+{
+	if (lrank >= 0 && lrank < W.nleft)
+		W.left[lrank].set = 0;
+}
 
 /* "barrier 'step-1' (generation 0)" of KEY and GEN. */
 static void
@@ -66,7 +99,9 @@ ac_where_append(const struct ac_coll *co, char *buf, size_t len)
 
 		if (!lacks)
 			continue;
-		for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
+		struct ac_hconn *c;
+
+		for (c = ac_hs.conns; c != NULL; c = c->next) {
 			if (c->lrank != l || c->coll == NULL || c->coll == co)
 				continue;
 			describe(c->coll->key, (long long)c->coll->gen, w, sizeof(w));
@@ -75,6 +110,15 @@ ac_where_append(const struct ac_coll *co, char *buf, size_t len)
 			sep = ", ";
 			shown++;
 			break;
+		}
+		if (c == NULL && l < W.nleft && W.left[l].set &&
+		    (strcmp(W.left[l].key, co->key) != 0 || W.left[l].gen != co->gen)) {
+			describe(W.left[l].key, (long long)W.left[l].gen, w, sizeof(w));
+			n = add(buf, len, n, "%srank %lld (node %ld) timed out at %s",
+			    sep, j->rank_of != NULL ? (long long)j->rank_of[l] :
+			    (long long)l, j->node, w);
+			sep = ", ";
+			shown++;
 		}
 	}
 	/* Another node's, from its record, for the nodes the wait lacks. */
@@ -159,4 +203,7 @@ ac_where_stop(void)
 {
 	free(W.told);
 	W.told = NULL;
+	free(W.left);
+	W.left = NULL;
+	W.nleft = 0;
 }

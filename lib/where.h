@@ -3,6 +3,7 @@
 #define ACCELCTL_WHERE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct ac_coll;
 
@@ -15,6 +16,10 @@ void ac_where_append(const struct ac_coll *co, char *buf, size_t len);
  * nodes has lasted an interval (at most once an interval, when it
  * changed). Ms until it is due again, or -1. */
 long ac_where_timer(long now);
+/* Local rank LRANK's wait at KEY/GEN ended at its deadline; it arrived
+ * somewhere (it waits there now). */
+void ac_where_timed_out(long lrank, const char *key, int64_t gen);
+void ac_where_arrived(long lrank);
 void ac_where_stop(void);
 
 #endif
