@@ -87,6 +87,33 @@ testRankWhoseShellIsGone() {
 	run $env ACCELCTL_RANK=0 ACCELCTL_LOCAL_RANK=0 -- helper stop
 }
 
+# The same across nodes: rank 1's node tells the rendezvous, and rank 0 on
+# node 0 exits 4 naming it.
+testRankWhoseShellIsGoneAcrossNodes() {
+	local d; d=$(scratch)/across; mkdir -p -m 700 "$d" "$d/n0" "$d/n1"; chmod 700 "$d/n0" "$d/n1"
+	local env="ACCELCTL_JOB_ID=across$$ ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2 ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK"
+	# shellcheck disable=SC2086
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $env ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 \
+		ACCELCTL_RUNTIME_DIR="$d/n1" bash -c 'accelctl barrier --timeout 60s warm; exit 5' &
+	local r1=$!
+	# shellcheck disable=SC2086
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" $env ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 \
+		ACCELCTL_RUNTIME_DIR="$d/n0" D="$d" bash -c 'accelctl barrier --timeout 60s warm || exit
+			until [ -e $D/go ]; do sleep 0.05; done
+			accelctl barrier --timeout 60s two; echo "rc=$?"' >"$d/out" 2>"$d/err" &
+	local r0=$!
+	wait $r1
+	touch "$d/go"
+	wait $r0
+	assertEquals "rank 1 is gone: $(cat "$d/err")" "rc=4" "$(cat "$d/out")"
+	assertContains "$(cat "$d/err")" "accelctl: barrier: 'two': lost: rank 1 (node 1) is gone: its process bash (pid "
+	local n
+	for n in 0 1; do
+		# shellcheck disable=SC2086
+		run $env ACCELCTL_RANK=$n ACCELCTL_NODE_RANK=$n ACCELCTL_RUNTIME_DIR="$d/n$n" -- helper stop
+	done
+}
+
 # 300 local ranks under "ulimit -n 128": the helper serves 96; the ranks it
 # turns away say how to raise the limit, and the others exit 4 naming one of
 # them at once. Before: 204 exited 125 and the other 96 waited their deadline.
