@@ -4,70 +4,177 @@
 # build without NCCL and run the tests that differ there, then against hiredis 1.2.0
 # and against Valkey (both built from Debian 13's sources), then build the libFuzzer
 # targets with clang and fuzz each for a bounded time (label "fuzz"). The first ctest run
-# includes package.deb: the Debian package built by cpack, linted, installed with apt-get,
-# used across 2 simulated nodes and removed (run alone, as root).
+# begins with package.deb: the Debian package built by cpack, linted, installed with
+# apt-get, used across 2 simulated nodes and removed (alone: it installs into /usr).
 # This is README's test command, and .ci/run runs exactly this.
+#
+# Never silent: each stage says what it does and how long the run has taken; a long
+# quiet step (apt, a source build) says every 30 s that it is still at it; ctest
+# prints each test as it ends, "k/N". The last lines are a table of the stages.
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 # ctest runs twice as many tests as there are cores: most of a test's time is
 # real durations (a deadline, a TTL, a server's restart), not CPU, and the
-# suite is built to pass on a busy machine (README: three runs in a row with
-# two CPU hogs). On 2 cores the plain ctest takes 315 s so, 611 s one per core.
+# suite is built to pass on a busy machine (README: three runs in a row, and
+# one with two CPU hogs).
 tjobs=$((jobs * 2))
-# stage WHAT: say what starts and how long the run has taken so far (the
-# README quotes these figures: what the whole command costs, stage by stage).
 t0=$(date +%s)
-stage() { echo "check.sh: $1 (at $(($(date +%s) - t0)) s)"; }
+logs=build-logs
+mkdir -p "$logs"
+: >"$logs/stages"
+elapsed() { echo $(($(date +%s) - t0)); }
+stage_t=$t0
+stage_name=""
+# stage WHAT: the stage before it ends (its time goes to the table), WHAT begins.
+stage() {
+	now=$(date +%s)
+	[ -n "$stage_name" ] && printf '%s\t%s\t%s\n' "$stage_name" $((now - stage_t)) \
+		"${stage_result:-}" >>"$logs/stages"
+	stage_name=$1 stage_t=$now stage_result=""
+	echo "check.sh: === $1 (at $(elapsed) s)"
+}
+# quietly LOG WHAT CMD...: CMD with its output in LOG, a line every 30 s while it
+# runs, the log's tail when it fails (its status returned).
+quietly() {
+	log=$1 what=$2
+	shift 2
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	n=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		n=$((n + 1))
+		[ $((n % 30)) = 0 ] && echo "check.sh: ... still $what ($n s; log: $log)"
+	done
+	if wait "$pid"; then
+		return 0
+	else
+		rc=$?
+		tail -n 30 "$log" >&2
+		echo "check.sh: $what failed (exit $rc); the whole log is $log" >&2
+		return "$rc"
+	fi
+}
+# tests DIR NAME CTEST-ARGS...: ctest in DIR, its output shown as it comes and
+# kept; a line a minute with how many tests ended; "passed/run" to the table.
+tests() {
+	dir=$1 name=$2
+	shift 2
+	log=$logs/ctest-$name.log
+	(cd "$dir" && ctest --output-on-failure "$@") >"$log" 2>&1 &
+	pid=$!
+	tail -n +1 -f --pid="$pid" "$log" &
+	tailpid=$!
+	total=$(cd "$dir" && ctest -N "$@" | sed -n 's/^Total Tests: //p')
+	n=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		n=$((n + 1))
+		[ $((n % 60)) = 0 ] && echo "check.sh: ... $name: $(grep -cE '^ *[0-9]+/[0-9]+ Test +#' "$log") of $total tests ended ($n s)"
+	done
+	wait "$pid" || true
+	wait "$tailpid" 2>/dev/null || true
+	line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$log" | tail -n 1)
+	ran=$(printf '%s\n' "$line" | sed -n 's/.*failed out of \([0-9]*\)$/\1/p')
+	failed=$(printf '%s\n' "$line" | sed -n 's/.*passed, \([0-9]*\) tests failed.*/\1/p')
+	skipped=$(grep -cE 'Test +#.*\*\*\*(Skipped|Not Run)' "$log" || true)
+	[ -n "$ran" ] || { echo "check.sh: $name: ctest said nothing of its tests" >&2; exit 1; }
+	stage_result="${stage_result:+$stage_result + }$((ran - failed - skipped))/$ran passed"
+	[ "$skipped" = 0 ] || stage_result="$stage_result ($skipped skipped)"
+	[ "$failed" = 0 ] || { echo "check.sh: $name: $failed of $ran failed" >&2; exit 1; }
+}
 
 stage "installing what is missing"
 sh tests/deps.sh test
 
-stage "the plain build"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure -j "$tjobs")
+# wait_bg NAME: the background build of NAME is done; its output, or fail.
+wait_bg() {
+	n=0
+	while [ ! -f "$logs/$1.rc" ]; do
+		sleep 1
+		n=$((n + 1))
+		[ $((n % 30)) = 0 ] && echo "check.sh: ... still building $1 ($n s more; log: $logs/$1.log)" >&2
+	done
+	[ "$(cat "$logs/$1.rc")" = 0 ] || {
+		tail -n 30 "$logs/$1.log" >&2
+		echo "check.sh: building $1 failed; the whole log is $logs/$1.log" >&2
+		exit 1
+	}
+	cat "$logs/$1.out"
+}
 
+stage "the plain build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logs/cmake-plain.log"
+quietly "$logs/build-plain.log" "building" cmake --build build -j "$jobs"
+stage "the plain tests"
+# The package first, alone: it installs into /usr (apt and dpkg), and ctest
+# would stop every other test to run it when it came.
+tests build package -L '^package$'
+# The sources of hiredis 1.2.0 and Valkey are fetched and built beside the
+# tests, niced: their minutes of CPU go where the tests wait on real
+# durations. The stages that use them wait for them.
+echo "check.sh: building hiredis 1.2.0 and Valkey from Debian 13's sources in the background"
+rm -f "$logs/hiredis1.rc" "$logs/valkey.rc"
+mkdir -p build-hiredis1 build-valkey
+(nice -n 19 sh tests/hiredis.sh build-hiredis1 >"$logs/hiredis1.out" 2>"$logs/hiredis1.log"
+	echo $? >"$logs/hiredis1.rc"
+	nice -n 19 sh tests/valkey.sh build-valkey >"$logs/valkey.out" 2>"$logs/valkey.log"
+	echo $? >"$logs/valkey.rc") &
+bg=$!
+tests build plain -LE '^package$' -j "$tjobs"
+
+# At -O1: AddressSanitizer's own advice for speed; -O0 found nothing more and
+# took twice the CPU (the code has no assert(), which Debug would keep).
 stage "AddressSanitizer and UndefinedBehaviorSanitizer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELCTL_SANITIZE=ON
-cmake --build build-asan -j "$jobs"
-(cd build-asan && ctest --output-on-failure -j "$tjobs")
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+	-DACCELCTL_SANITIZE=ON >"$logs/cmake-asan.log"
+quietly "$logs/build-asan.log" "building with the sanitizers" cmake --build build-asan -j "$jobs"
+tests build-asan asan -j "$tjobs"
 
 # Without NCCL (as on a machine without its headers): the build leaves the
 # transport out and says so, and what depends on it says so too.
 stage "without NCCL"
-cmake -S . -B build-nonccl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELCTL_WITH_NCCL=OFF
-cmake --build build-nonccl -j "$jobs"
-(cd build-nonccl && ctest --output-on-failure -R '^(c\.|sh\.(transport|info|docs|cli|nccl_fake)$|gpu\.)')
+cmake -S . -B build-nonccl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELCTL_WITH_NCCL=OFF \
+	>"$logs/cmake-nonccl.log"
+quietly "$logs/build-nonccl.log" "building without NCCL" cmake --build build-nonccl -j "$jobs"
+tests build-nonccl nonccl -R '^(c\.|sh\.(transport|info|docs|cli|nccl_fake)$|gpu\.)'
 
-# hiredis 1.x: tests/hiredis.sh builds Debian 13's hiredis 1.2.0 into
-# build-hiredis1/prefix (once; a second run exits at once). The variant must
-# really use it: --version prints the hiredis.h the rendezvous was compiled with.
+# hiredis 1.x: tests/hiredis.sh built Debian 13's hiredis 1.2.0 into
+# build-hiredis1/prefix. The variant must really use it: --version prints the
+# hiredis.h the rendezvous was compiled with.
 stage "hiredis 1.x"
-prefix=$(sh tests/hiredis.sh build-hiredis1)
-cmake -S . -B build-hiredis1 -DCMAKE_BUILD_TYPE=Release -DACCELCTL_HIREDIS_PREFIX="$prefix"
-cmake --build build-hiredis1 -j "$jobs"
+prefix=$(wait_bg hiredis1)
+cmake -S . -B build-hiredis1 -DCMAKE_BUILD_TYPE=Release -DACCELCTL_HIREDIS_PREFIX="$prefix" \
+	>"$logs/cmake-hiredis1.log"
+quietly "$logs/build-hiredis1.log" "building against hiredis 1.2.0" cmake --build build-hiredis1 -j "$jobs"
 build-hiredis1/accelctl --version | grep -qx 'hiredis: 1\.2\.0' || {
 	echo "check.sh: build-hiredis1 is not built against hiredis 1.2.0:" >&2
 	build-hiredis1/accelctl --version >&2
 	exit 1
 }
-# The Redis suites and the fault suites (faults.*), then what else carries the
-# label "faults". An empty selection passes: ctest exits 0 when none matches.
+# The Redis suites and the fault suites (faults.*, all of the label "faults").
 redis='^(sh\.(redis|redis_faults)|faults\..*)$'
-(cd build-hiredis1 && ctest --output-on-failure -j "$tjobs" -R "$redis")
-(cd build-hiredis1 && ctest --output-on-failure -j "$tjobs" -L '^faults$' -E "$redis")
-# Valkey, the Redis that distributions now ship: tests/valkey.sh builds Debian 13's
-# valkey into build-valkey (once; about 4 minutes on 2 cores), and the Redis and fault
-# suites run again with its redis-server, redis-cli and redis-sentinel first on PATH.
+tests build-hiredis1 hiredis1 -j "$tjobs" -R "$redis"
+# Valkey, the Redis that distributions now ship: tests/valkey.sh built Debian 13's
+# valkey into build-valkey, and the Redis and fault suites run again with its
+# redis-server, redis-cli and redis-sentinel first on PATH.
 stage "Valkey"
-vbin=$(sh tests/valkey.sh build-valkey)
-(cd build && ACCELCTL_TEST_REDIS_BIN="$vbin" ctest --output-on-failure -j "$tjobs" -R "$redis")
+vbin=$(wait_bg valkey)
+wait "$bg"
+ACCELCTL_TEST_REDIS_BIN=$vbin
+export ACCELCTL_TEST_REDIS_BIN
+tests build valkey -j "$tjobs" -R "$redis"
+unset ACCELCTL_TEST_REDIS_BIN
 # The libFuzzer targets (tests/fuzz): clang, ASan+UBSan, each target fuzzed for
 # ACCELCTL_FUZZ_SECONDS (30) from the seed corpus and its regression inputs run
 # once. Only the targets are built; two run at a time.
 stage "the fuzz targets"
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DACCELCTL_FUZZ=ON -DACCELCTL_WITH_NCCL=OFF
-cmake --build build-fuzz -j "$jobs" --target fuzzers
-(cd build-fuzz && ctest --output-on-failure -L fuzz -j "$jobs")
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DACCELCTL_FUZZ=ON -DACCELCTL_WITH_NCCL=OFF \
+	>"$logs/cmake-fuzz.log"
+quietly "$logs/build-fuzz.log" "building the fuzz targets" cmake --build build-fuzz -j "$jobs" --target fuzzers
+tests build-fuzz fuzz -L fuzz -j "$jobs"
 stage "all passed"
+echo "check.sh: the stages (seconds; tests passed of run):"
+column -t -s "$(printf '\t')" "$logs/stages" 2>/dev/null || cat "$logs/stages"
+echo "check.sh: all passed in $(elapsed) s"

@@ -41,6 +41,27 @@ if [ "$(id -u)" != 0 ]; then
 	sudo=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# apt says little at -qq, and an install of python3-torch takes minutes on a
+# fresh machine: a line every 30 s says it is still at it (never silent).
+t0=$(date +%s)
+log=$(mktemp)
+(
+	$sudo apt-get update -qq &&
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y -qq --no-install-recommends $missing
+) >"$log" 2>&1 &
+pid=$!
+n=0
+while kill -0 "$pid" 2>/dev/null; do
+	sleep 1
+	n=$((n + 1))
+	[ $((n % 30)) = 0 ] && echo "deps.sh: ... still installing ($n s; $(grep -c '^Setting up' "$log") packages set up so far)" >&2
+done
+if ! wait "$pid"; then
+	tail -n 30 "$log" >&2
+	echo "deps.sh: apt-get failed" >&2
+	rm -f "$log"
+	exit 1
+fi
+echo "deps.sh: installed $(grep -c '^Setting up' "$log") packages in $(($(date +%s) - t0)) s" >&2
+rm -f "$log"
