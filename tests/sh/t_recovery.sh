@@ -124,26 +124,87 @@ testDeadWaitersWithdrawn() {
 	assertNotContains "the killed waiters never passed" "$out" "never"
 }
 
-# assertPostServed WHAT LIMIT: the job ran, and rank 0's "post rc=0 ms=MS"
-# (its barrier after the kill of a helper with WHAT in its journal) says it
-# passed within LIMIT ms.
+# assertPostServed WHAT LIMIT: the job ran, and rank 0's "post rc=0 ms=MS
+# cpu=MS" (its barrier after the kill of a helper with WHAT in its journal)
+# says it passed, its new helper having spent less than LIMIT ms of CPU by
+# then (the replay, the sweep, the barrier). CPU, not the wall clock: on 2
+# cores busy with three other suites the wall clock measures the machine's
+# load (1.1 s for 450 ms of work, review of issue 18); a replay quadratic in
+# the journal costs seconds of CPU anywhere (6.5 s for 3,000 collectives).
+# The wall clock is printed.
 assertPostServed() {
 	assertRc 0 run
-	local ms; ms=$(printf '%s\n' "$out" | sed -n 's/^0: post rc=0 ms=//p')
-	echo "the barrier after the kill of a helper with $1 in its journal: ${ms:-?} ms"
+	local ms cpu; ms=$(printf '%s\n' "$out" | sed -n 's/^0: post rc=0 ms=\([0-9]*\) .*/\1/p')
+	cpu=$(printf '%s\n' "$out" | sed -n 's/^0: post rc=0 ms=[0-9]* cpu=//p')
+	echo "the barrier after the kill of a helper with $1 in its journal: ${ms:-?} ms, its new helper's CPU ${cpu:-?} ms"
 	assertTrue "the next barrier passed (stderr: $(printf '%s\n' "$err" | tail -5))" "[ -n '$ms' ]"
-	assertTrue "served within $2 ms ($ms ms)" "[ ${ms:-99999} -lt $2 ]"
+	assertTrue "served within $2 ms of the new helper's CPU ($cpu ms)" "[ ${cpu:-99999} -lt $2 ]"
 }
 
-# A replaced helper serves within a second whatever its journal: a job of
-# JOURNAL_N (6,000) collectives of every kind, half of them barriers, then kill -9, then one more
-# barrier. Across nodes the replay left every generation in flight, and the
-# sweep after the reconnect posted each again with a linear look-up per post
-# (3,000 collectives took 6.5 s before; DESIGN-NOTES "The journal").
+# POST_CPU: in rank 0, after its post barrier: "ms=WALL cpu=CPU", the CPU
+# (user and system, ms) of the node's helper so far.
+POST_CPU='
+post_cpu() {
+	local p t hz; p=$(cat "$ACCELCTL_RUNTIME_DIR"/*.pid); hz=$(getconf CLK_TCK)
+	t=$(sed "s/^.*) //" /proc/$p/stat | awk "{ print \$12 + \$13 }")
+	echo "ms=$1 cpu=$((t * 1000 / hz))"
+}
+'
+
+# forge_gens N: (in rank 0, its helper killed) append to the node's journal the
+# records of N more rounds of the loop below, copied from its second round
+# with their generations moved on (and fresh nonces), as the helper wrote
+# them: 6,000 real calls were 24,000 processes, minutes of a test's time on
+# 2 cores, to write what these records say.
+FORGE_GENS='
+forge_gens() {
+	python3 - "$(ls "$ACCELCTL_RUNTIME_DIR"/*.state)" "$1" <<"PY"
+import random, sys
+f, rounds = sys.argv[1], int(sys.argv[2])
+# The loop: per round, b:l twice and every other name once.
+per = {b"b:l": 2, b"c:c": 1, b"b:s": 1, b"w:on-main:0": 1, b"m:main": 1}
+gen_at = {b"A": 2, b"F": 1, b"R": 1, b"L": 1, b"W": 2}
+d = open(f, "rb").read()
+recs, i = [], 0
+while i < len(d):
+    j = d.index(b"\n", i); w = d[i:j].split(b" "); end = j + 1
+    if w[0] == b"R" and int(w[3]) + int(w[4]) > 0:
+        end = j + 1 + int(w[3]) + int(w[4]) + 1
+    elif w[0] == b"F" and int(w[3]) > 0:
+        end = j + 1 + int(w[3]) + 1
+    recs.append((w, d[j:end]))
+    i = end
+# The second round: its generation of each name.
+second = [(w, rest) for w, rest in recs if w[0] in gen_at and w[-1] in per and
+    int(w[gen_at[w[0]]]) // per[w[-1]] == 1]
+out = bytearray()
+for r in range(rounds):
+    for w, rest in second:
+        w = list(w)
+        k = gen_at[w[0]]
+        w[k] = str(int(w[k]) + (r + 1) * per[w[-1]]).encode()
+        if w[0] == b"A":
+            w[8] = str(random.getrandbits(63) + 1).encode()
+        out += b" ".join(w) + rest
+open(f, "ab").write(out)
+PY
+}
+'
+
+# A replaced helper serves within a second (of its CPU) whatever its journal:
+# a job of JOURNAL_N (6,000) collectives of every kind, half of them
+# barriers, then kill -9, then one more barrier. Across nodes the replay left
+# every generation in flight, and the sweep after the reconnect posted each
+# again with a linear look-up per post (3,000 collectives took 6.5 s before;
+# DESIGN-NOTES "The journal").
 testLongJournalServedFast() {
-	local n=${JOURNAL_N:-6000} d; d=$(scratch)/long; mkdir -p "$d"
-	RUN_LIMIT=$((120 + n / 25)) run ACCELCTL_JOURNAL_MAX=67108864 -- launch -n 4 --tag -- bash -c "$KILL_HELPER"'
-		for i in $(seq 1 '"$((n / 6))"'); do
+	local n=${JOURNAL_N:-6000} d limit=1000; d=$(scratch)/long; mkdir -p "$d"
+	# A sanitized build runs the same replay some times slower.
+	[ "${ACCELCTL_SANITIZED:-0}" = 1 ] && limit=10000
+	RUN_LIMIT=120 run ACCELCTL_JOURNAL_MAX=67108864 -- launch -n 4 --tag -- bash -c "$KILL_HELPER$FORGE_GENS$POST_CPU"'
+		# Two real rounds of every kind (the second is the pattern),
+		# the others forged from it.
+		for i in 1 2; do
 			accelctl barrier l || exit
 			accelctl broadcast c "$i" >/dev/null || exit
 			accelctl barrier --status 0 s || exit
@@ -152,11 +213,25 @@ testLongJournalServedFast() {
 			accelctl main-first -- true || exit
 		done
 		accelctl barrier pre || exit
-		[ $ACCELCTL_RANK = 0 ] && kill_helper
+		if [ $ACCELCTL_RANK = 0 ]; then
+			kill_helper
+			forge_gens '"$((n / 6 - 2))"' || exit
+			touch '"$d"'/forged
+		fi
+		until [ -e '"$d"'/forged ]; do sleep 0.01; done
 		s=$(date +%s%N)
 		accelctl barrier --timeout 60s post; rc=$?
-		echo "post rc=$rc ms=$((($(date +%s%N) - s) / 1000000))"'
-	assertPostServed "$n collectives" 1000
+		ms=$((($(date +%s%N) - s) / 1000000))
+		if [ $ACCELCTL_RANK = 0 ]; then
+			echo "post rc=$rc $(post_cpu $ms)"
+			# The forged records were taken, not skipped as bad.
+			echo "records $(grep -c "^[AFR] " "$ACCELCTL_RUNTIME_DIR"/*.state) skipped $(grep -c "skipped a bad record" "$ACCELCTL_RUNTIME_DIR"/*.log)"
+		else echo "post rc=$rc"; fi'
+	assertPostServed "$n collectives" "$limit"
+	local rec; rec=$(printf '%s\n' "$out" | sed -n 's/^0: records //p')
+	echo "the journal's records: $rec"
+	assertEquals "no record skipped" "skipped 0" "${rec#* }"
+	assertTrue "the journal holds the collectives ($rec)" "[ ${rec%% *} -ge $((n * 4 / 2)) ]"
 }
 
 # forge_names N: (in rank 0, its helper killed) append to the node's journal
@@ -189,13 +264,12 @@ forge_names() {
 # refused, the next barrier waited to its deadline).
 testManyNamesServedFast() {
 	local n=${NAMES_N:-20000} d limit=1000; d=$(scratch)/names; mkdir -p "$d"
-	# Four nodes: 320-450 ms idle, and up to 1.1 s with three other suites
-	# on 2 cores (ctest -j4, review of issue 18); the second is what a
-	# quadratic replay would not keep (it took 4.5 s).
+	# Four nodes: the sweep posts more (2 s of the helper's CPU at most);
+	# a quadratic replay took 4.5 s.
 	[ "${ACCELCTL_TEST_NNODES:-1}" -ge 4 ] && limit=2000
 	# A sanitized build runs the same replay some times slower.
 	[ "${ACCELCTL_SANITIZED:-0}" = 1 ] && limit=10000
-	RUN_LIMIT=120 run -- launch -n 4 --tag -- bash -c "$KILL_HELPER$FORGE_NAMES"'
+	RUN_LIMIT=120 run -- launch -n 4 --tag -- bash -c "$KILL_HELPER$FORGE_NAMES$POST_CPU"'
 		accelctl broadcast seed x >/dev/null || exit
 		accelctl barrier --timeout 60s pre || exit
 		if [ $ACCELCTL_RANK = 0 ]; then
@@ -206,7 +280,8 @@ testManyNamesServedFast() {
 		until [ -e '"$d"'/forged ]; do sleep 0.01; done
 		s=$(date +%s%N)
 		accelctl barrier --timeout 60s post; rc=$?
-		echo "post rc=$rc ms=$((($(date +%s%N) - s) / 1000000))"'
+		ms=$((($(date +%s%N) - s) / 1000000))
+		if [ $ACCELCTL_RANK = 0 ]; then echo "post rc=$rc $(post_cpu $ms)"; else echo "post rc=$rc"; fi'
 	assertPostServed "$n unread names" "$limit"
 }
 
