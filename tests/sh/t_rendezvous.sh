@@ -17,30 +17,33 @@ setUp() {
 }
 
 # job SHELL SCRIPT: SCRIPT run by SHELL in a clean environment whose HOME is $H,
-# like a batch script; stdout, stderr and status into $out, $err, $rc.
+# like a batch script; stdout, stderr and status into $out, $err, $rc. The
+# timeout only turns a hang into a failure: 8 ranks on 4 nodes of an ASan build
+# on a busy machine take their time.
 job() {
 	local sh=$1 o=${JOUT:-$(scratch)/j}; shift	# JOUT: where its output goes
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="$H" TMPDIR="$(scratch)" \
-		${EXTRA_ENV:-} timeout 60 "$sh" -c "$1" >"${o}out" 2>"${o}err"
+		${EXTRA_ENV:-} timeout 180 "$sh" -c "$1" >"${o}out" 2>"${o}err"
 	rc=$?
 	out=$(cat "${o}out")
 	err=$(cat "${o}err")
 }
 
 # gone_within MS DIR PID PORT ADDR: true once DIR is removed, PID gone and nothing
-# listens on ADDR:PORT, within MS milliseconds; prints how long it took.
+# listens on ADDR:PORT, within MS milliseconds; prints how long it took (to the
+# 20 ms it polls at; the clock is bash's own, no process per look).
 gone_within() {
 	local ms=$1 dir=$2 pid=$3 port=$4 addr=$5 t0 now
-	t0=$(date +%s%N)
+	t0=${EPOCHREALTIME/./}
 	while :; do
-		now=$(( ($(date +%s%N) - t0) / 1000000 ))
+		now=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
 		if [ ! -e "$dir" ] && ! kill -0 "$pid" 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
 			echo "$now"
 			return 0
 		fi
 		[ "$now" -gt "$ms" ] && { echo "$now"; return 1; }
-		sleep 0.01
+		sleep 0.02
 	done
 }
 
@@ -95,7 +98,8 @@ EOS
 	assertContains "$out" "barrier=0"
 	assertContains "on-main --wait still sees CMD's status" "$out" "wait=7"
 	assertContains "$out" "stop=0"
-	assertEquals "nothing on stderr" "" "$err"
+	# launch says which ranks failed (the sh -c 'exit 7'), and nothing else.
+	assertEquals "nothing else on stderr" "accelctl: launch: ranks 0-1: exited with 7" "$err"
 }
 
 # The printed lines work where they are evaluated; the server lives as long as
@@ -113,8 +117,9 @@ checkShell() {
 	assertContains "$sh: alive after the substitution" "$out" "status=0"
 	assertContains "$sh: a 2-node barrier through it" "$out" "barrier=0"
 	local d; d=$(printf '%s\n' "$out" | tail -n 1)
-	local i=0	# 10 s at most: 1 s is tight on a busy machine
-	while [ -e "$d" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	# The supervisor removes it a moment after the script ended (1 s was
+	# tight on a busy machine); 30 s tells that from never.
+	eventually 30 test ! -e "$d"
 	assertFalse "$sh: the directory went with the script" "[ -e '$d' ]"
 }
 
@@ -166,22 +171,28 @@ testKilledScript() {
 		eval "$(accelctl rendezvous start)" || exit
 		dirname "$ACCELCTL_REDIS_PASSWORD_FILE" >'"$d"'/dir.tmp
 		mv '"$d"'/dir.tmp '"$d"'/dir
-		sleep 60; true' >"$d/out" 2>&1 &
-	local script=$! i=0
-	while [ ! -s "$d/dir" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+		sleep 300 & echo $! >'"$d"'/sleep; wait; true' >"$d/out" 2>&1 &
+	local script=$!
+	# The start spawns redis-server and waits until it answers: seconds on
+	# a busy machine.
+	eventually 60 test -s "$d/dir"
+	assertTrue "the script started its server: $(cat "$d/out")" "[ -s '$d/dir' ]" || {
+		kill -9 "$script"; return; }
 	local dir port addr redis
 	dir=$(cat "$d/dir")
 	port=$(state_of "$dir" port) addr=$(state_of "$dir" addr) redis=$(state_of "$dir" redis)
 	assertTrue "redis-server runs" "kill -0 $redis"
 	kill -9 "$script"
 	local took
-	# 3 s: 1 s is tight on a busy machine (see above); it takes ~70 ms
-	# (a pidfd), and a clean-up that polled would take longer.
-	took=$(gone_within 3000 "$dir" "$redis" "$port" "$addr")
-	assertTrue "server, port and files gone within 3 s of SIGKILL (${took} ms)" $?
+	# It takes ~70 ms (a pidfd). The bound tells "at once" from "never" or
+	# "when something else happens" (the helper's idle exit, minutes), not a
+	# speed: 3 s failed on a busy machine. Over a second is said, not failed.
+	took=$(gone_within 15000 "$dir" "$redis" "$port" "$addr")
+	assertTrue "server, port and files gone within 15 s of SIGKILL (${took} ms)" $?
 	wait "$script" 2>/dev/null
-	pkill -P "$script" sleep 2>/dev/null
+	kill "$(cat "$d/sleep")" 2>/dev/null
 	echo "SIGKILL to gone: $took ms" >&2
+	[ "${took:-0}" -le 1000 ] || echo "warning: SIGKILL to gone took over a second (${took} ms)" >&2
 }
 
 testNoRedisServer() {
@@ -265,14 +276,14 @@ testStartWithStdoutClosed() {
 # death is its last.
 KILL_FOR_GOOD='
 kill_server_for_good() {
-	local i n pid
+	local i end pid
 	for i in 1 2 3 4; do
 		pid=$(awk "\$1 == \"redis\" { print \$2 }" "$1/state")
 		kill -9 "$pid"
-		n=0
-		while [ $n -lt 400 ] && [ ! -e "$1/ended" ] &&
+		end=$((SECONDS + 60))
+		while [ $SECONDS -lt $end ] && [ ! -e "$1/ended" ] &&
 			[ "$(awk "\$1 == \"redis\" { print \$2 }" "$1/state")" = "$pid" ]; do
-			sleep 0.05; n=$((n + 1))
+			sleep 0.05
 		done
 	done
 }
@@ -284,8 +295,8 @@ testServerEndIsKept() {
 		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
 		echo "dir=$d"
 		kill_server_for_good "$d"
-		n=0
-		while [ ! -e "$d/ended" ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+		end=$((SECONDS + 60))
+		while [ ! -e "$d/ended" ] && [ $SECONDS -lt $end ]; do sleep 0.05; done
 		accelctl launch --nnodes 2 -n 1 -- accelctl barrier --timeout 20s after; echo "barrier=$?"
 		accelctl rendezvous status; echo "status=$?"
 		[ -e "$d/log" ] && echo "log kept"
@@ -295,43 +306,48 @@ testServerEndIsKept() {
 	assertContains "the ranks say the server ended: $err" "$err" \
 		"the job's rendezvous server (accelctl rendezvous start) has ended: redis-server (pid"
 	assertContains "$err" "after 3 restarts: not started again (its log: $d/log)"
-	assertNotContains "not the missing password" "$err" "ACCELCTL_REDIS_PASSWORD_FILE"
+	assertNotContains "not the missing password: $err" "$err" "ACCELCTL_REDIS_PASSWORD_FILE"
 	assertContains "the script told on its stderr" "$err" \
 		"accelctl: rendezvous: the job's redis-server has ended: redis-server (pid"
 	assertContains "status says it" "$out" "no rendezvous server runs for $d: it ended: "
 	assertContains "$out" "status=1"
 	assertContains "$out" "log kept"
 	assertNotContains "$out" "password kept"
-	local i=0
-	while [ -e "$d" ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+	eventually 30 test ! -e "$d"	# a moment after the script, 2 s was tight
 	assertFalse "the directory went with the script" "[ -e '$d' ]"
 }
 
 # Ranks already waiting when the server gives up (local main or not, on either
-# node) leave within seconds with 125 naming its end, not at their deadline
-# with "rendezvous unreachable".
+# node) leave at once with 125 naming its end, not at their deadline with
+# "rendezvous unreachable". The deadline is 100 s and "at once" is under half
+# of it: 10 s of a 50 s deadline was a verdict on the machine's speed.
 testServerEndWhileWaiting() {
 	job bash "$KILL_FOR_GOOD"'
 		eval "$(accelctl rendezvous start)" || exit
 		d=$(dirname "$ACCELCTL_REDIS_PASSWORD_FILE")
-		accelctl launch --nnodes 2 -n 2 --tag -- sh -c "
+		# Each rank stays until all four have left their waits: a rank gone
+		# ends the waits that need it ("lost", exit 4), and which of the two
+		# a rank hears first is not what this test is about.
+		accelctl launch --nnodes 2 -n 2 --tag -- bash -c "
 			if [ \$ACCELCTL_RANK = 0 ]; then n=never; else n=mid; fi
-			accelctl barrier --timeout 50s \$n; echo rc=\$?" >"$TMPDIR/ranks" 2>&1 &
+			accelctl barrier --timeout 100s \$n; echo rc=\$?
+			touch $TMPDIR/left.\$ACCELCTL_RANK
+			until [ \$(ls $TMPDIR/left.* | wc -l) -ge 4 ] || [ \$SECONDS -gt 120 ]; do sleep 0.1; done" >"$TMPDIR/ranks" 2>&1 &
 		l=$!
 		# Until the helpers of both nodes serve (the ranks wait).
-		n=0
+		end=$((SECONDS + 60))
 		until [ "$(ls "$TMPDIR"/accelctl-launch.*/node*/*.sock 2>/dev/null | wc -l)" -ge 2 ]; do
-			[ $n -lt 500 ] || { echo "the helpers did not start" >&2; exit 9; }
-			sleep 0.02; n=$((n + 1))
+			[ $SECONDS -lt $end ] || { echo "the helpers did not start in 60 s" >&2; exit 9; }
+			sleep 0.05
 		done
 		kill_server_for_good "$d"
-		t0=$(date +%s)
+		t0=$SECONDS
 		wait $l
-		echo "left after $(( $(date +%s) - t0 ))s"
+		echo "left after $((SECONDS - t0))s"
 		cat "$TMPDIR/ranks"'
 	assertEquals "every rank 125: $out" 4 "$(printf '%s\n' "$out" | grep -c ': rc=125$')"
 	local s; s=$(printf '%s\n' "$out" | sed -n 's/^left after \([0-9]*\)s$/\1/p')
-	assertTrue "they left within 10 s of the end, not at 50 s: $out" "[ '${s:-99}' -le 10 ]"
+	assertTrue "they left at once after the end (under 50 s), not at their 100 s deadline: $out" "[ '${s:-999}' -lt 50 ]"
 	assertContains "$out" "accelctl: barrier: 'mid': the job's rendezvous server (accelctl rendezvous start) has ended: redis-server (pid"
 	assertContains "$out" "accelctl: barrier: 'never': the job's rendezvous server"
 	assertNotContains "$out" "timed out"
@@ -380,8 +396,10 @@ testJobsNeverMeet() {
 	EXTRA_ENV="JOB=a" job bash "$script" &
 	local a=$!
 	(EXTRA_ENV="JOB=b" job bash "$script") &
-	local b=$! i=0
-	while { [ ! -s "$d/a" ] || [ ! -s "$d/b" ]; } && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	local b=$!
+	eventually 60 eval '[ -s "$d/a" ] && [ -s "$d/b" ]'
+	assertTrue "both servers started" "[ -s '$d/a' ] && [ -s '$d/b' ]" || {
+		touch "$d/done"; wait "$a" "$b"; return; }
 	local url_b pw_a hp
 	url_b=$(cut -d' ' -f1 "$d/b"); pw_a=$(cat "$(cut -d' ' -f2 "$d/a")")
 	hp=${url_b#redis://accelctl@}
@@ -487,21 +505,30 @@ testRefused() {
 	assertContains "SCRIPT LOAD is allowed" "$out" "evalsha: e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
 }
 
+# free_port finds a port nothing listens on now; another suite may bind it
+# before the start here does (the start then fails "in use"): a new port is
+# tried then, up to 5 times.
 testBindPortJson() {
-	local port; port=$(free_port)
-	job bash '
-		accelctl rendezvous start --bind 127.0.0.1 --port '"$port"' --json >j || exit
-		python3 -c "import json,sys; j=json.load(open(\"j\")); print(j[\"rendezvous\"], j[\"port\"], j[\"user\"], j[\"password_file\"].endswith(\"/password\"))"'
+	local port try
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		job bash '
+			accelctl rendezvous start --bind 127.0.0.1 --port '"$port"' --json >"$TMPDIR/j" || exit
+			python3 -c "import json; j=json.load(open(\"$TMPDIR/j\")); print(j[\"rendezvous\"], j[\"port\"], j[\"user\"], j[\"password_file\"].endswith(\"/password\")); print(j[\"password_file\"])" >"$TMPDIR/p"
+			head -n 1 "$TMPDIR/p"
+			awk "\$1 == \"redis\" { print \$2 }" "$(dirname "$(tail -n 1 "$TMPDIR/p")")/state" >"$TMPDIR/redis.pid"'
+		[ "$rc" != 0 ] && case $err in *"in use"*) continue ;; esac
+		break
+	done
 	assertEquals "$err" 0 "$rc"
 	assertEquals "--bind, --port, --json" "redis://accelctl@127.0.0.1:$port $port accelctl True" "$out"
 	# The server stops a moment after its script exited (its supervisor
-	# sees it go; 100 ms and more on a busy machine): $port is taken again
-	# below once it is free, not before (the start meant to take it failed).
-	local i=0
-	while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && [ $i -lt 1000 ]; do
-		sleep 0.01; i=$((i + 1))
-	done
-	assertFalse "the server went with its job" "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+	# sees it go; 100 ms and more on a busy machine). Looked at by its pid:
+	# once the port is free another suite may take it.
+	local redis; redis=$(cat "$(scratch)/redis.pid")
+	assertNotEquals "the server's pid" "" "$redis"
+	eventually 30 eval '! kill -0 "$redis" 2>/dev/null'
+	assertFalse "the server went with its job" "kill -0 '$redis' 2>/dev/null"
 	# By default the host's address, never the wildcard; 0.0.0.0 only when asked,
 	# and the URL still names an address the others reach.
 	job bash 'eval "$(accelctl rendezvous start)"; accelctl rendezvous status | grep directory'
@@ -509,10 +536,18 @@ testBindPortJson() {
 	job bash 'eval "$(accelctl rendezvous start --bind 0.0.0.0)"; echo "$ACCELCTL_RENDEZVOUS"; accelctl rendezvous status | grep directory'
 	assertContains "--bind 0.0.0.0" "$out" "listening on 0.0.0.0"
 	assertNotContains "the URL names a real address" "$out" "@0.0.0.0:"
-	# --port already taken: exit 125 with redis-server's own reason.
-	job bash 'eval "$(accelctl rendezvous start --bind 127.0.0.1 --port '"$port"')"
-		[ -n "$ACCELCTL_RENDEZVOUS" ] || exit 9	# the first did not start
-		accelctl rendezvous start --bind 127.0.0.1 --port '"$port"''
+	# --port already taken: exit 125 with redis-server's own reason. (Exit 9:
+	# the first start did not get the port either, another suite has it.) The
+	# second start is another job's, without the first one's exports: in the
+	# same shell start refuses before it tries the port (a server serves it).
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		job bash 'eval "$(accelctl rendezvous start --bind 127.0.0.1 --port '"$port"')"
+			[ -n "$ACCELCTL_RENDEZVOUS" ] || exit 9	# the first did not start
+			env -u ACCELCTL_RENDEZVOUS -u ACCELCTL_REDIS_PASSWORD_FILE \
+				accelctl rendezvous start --bind 127.0.0.1 --port '"$port"''
+		[ "$rc" = 9 ] || break
+	done
 	assertEquals "a taken --port ($err)" 125 "$rc"
 	assertContains "$err" "in use"
 }
