@@ -147,13 +147,40 @@ root_ended(struct root *rt)
 	maybe_declare(rt - G.roots);
 }
 
+/* When process PID started (wall µs), or 0. */
+static int64_t
+started_us(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %*d %*d %*d "
+	    "%*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+	    &start) != 1)
+		return 0;
+	return ac_rankproc_start_us(start);
+}
+
 void
 ac_gone_arrived(struct ac_hconn *c)
 {
 	struct root *rt = root_of(c->lrank);
 	struct ac_rankroot r;
 
-	c->root_us = 0;
+	/* Under launch every rank starts once: no earlier attempt to tell
+	 * apart (and a rank started late, of hundreds, is not one). Else the
+	 * rank's process, or where it cannot be told (a driver that set the
+	 * ranks' variables after its exec) the call itself: a rank gone
+	 * before it began is of an earlier attempt for it (lost.h). */
+	c->root_us = G.launch_pid > 0 ? 0 : c->pid > 0 ? started_us(c->pid) : 0;
 	if (rt == NULL)
 		return;
 	/* The root known and running serves every call of the rank: one walk
@@ -184,9 +211,8 @@ ac_gone_arrived(struct ac_hconn *c)
 			}
 		}
 	}
-	/* Under launch every rank starts once: no earlier attempt to tell
-	 * apart (and a rank started late, of hundreds, is not one). */
-	c->root_us = G.launch_pid > 0 ? 0 : rt->r.start_us;
+	if (G.launch_pid <= 0)
+		c->root_us = rt->r.start_us;
 }
 
 void

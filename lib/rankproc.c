@@ -189,7 +189,10 @@ penv_read(long pid, struct penv *e)
 	return 0;
 }
 
-/* Is process PID (its launcher's environment) rank RANK of job JOB_ID? */
+/* Is process PID (its launcher's environment) rank RANK of job JOB_ID? A
+ * launcher's variables must say so: a process with none ("none": rank 0 of
+ * 1) is no rank, whatever job id it carries (a driver that sets the ranks'
+ * variables in its children). */
 static int
 is_rank(long pid, const char *job_id, long long rank)
 {
@@ -201,6 +204,7 @@ is_rank(long pid, const char *job_id, long long rank)
 	if (penv_read(pid, &e) == -1)
 		return 0;
 	yes = ac_topo_detect(&t, penv_get, &e, err, sizeof(err)) == 0 &&
+	    strcmp(t.launcher, "none") != 0 &&
 	    t.v[AC_RANK] == rank && ac_topo_job_id(&t, penv_get, &e, err,
 	    sizeof(err)) == 0 && strcmp(t.job_id, job_id) == 0;
 	free(e.buf);
