@@ -322,7 +322,8 @@ tell_gone(struct launch_state *s, long i)
 
 		k.fn = child_exec;
 		k.arg = &r;
-		k.in = k.out = AC_CHILD_NULL;
+		/* Quiet: what the rank's environment lacks, the rank said. */
+		k.in = k.out = k.err = AC_CHILD_NULL;
 		if (ac_child_start(&k) == 0)
 			(void)ac_child_wait(&k);
 	}

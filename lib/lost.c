@@ -21,12 +21,19 @@ int
 ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
     int64_t died_us, const char *text)
 {
-	struct ac_lost *l;
+	struct ac_lost *l = (struct ac_lost *)ac_lost_find(j, rank);
 
-	if (ac_lost_find(j, rank) != NULL)
-		return 0;
-	if ((l = calloc(1, sizeof(*l))) == NULL)
+	/* Known: the same news again (told twice, listed after a reconnect),
+	 * or the rank came back in a later attempt and is gone again. */
+	if (l != NULL) {
+		if (died_us <= l->died_us)
+			return 0;
+	} else if ((l = calloc(1, sizeof(*l))) == NULL)
 		return -1;
+	else {
+		l->next = j->lost;
+		j->lost = l;
+	}
 	l->rank = rank;
 	l->node = node;
 	l->lrank = lrank;
@@ -38,8 +45,6 @@ ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
 		l->known_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	}
 	snprintf(l->text, sizeof(l->text), "%s", text);
-	l->next = j->lost;
-	j->lost = l;
 	return 1;
 }
 
@@ -106,13 +111,18 @@ needs(const struct ac_job *j, const struct ac_coll *c, const struct ac_lost *l)
 			return 0;
 		return in_list(c->xmissing, l->node);
 	}
-	/* A result: its source has not begun (a source that died running CMD
-	 * is coll.c's AC_SRC_LOST, exit 3, as before). */
-	if (c->src != AC_SRC_NONE)
+	/*
+	 * A result: its source, on this node, has not begun (a source that
+	 * died running CMD is coll.c's AC_SRC_LOST, exit 3, as before). A
+	 * source on another node is not judged from here: its result may be
+	 * on its way (a large value is read from the store after its event,
+	 * and the news of its end can come first), and this node cannot tell
+	 * a result never sent from one not read yet.
+	 */
+	if (c->src != AC_SRC_NONE || lr < 0)
 		return 0;
-	if (c->scope == AC_SCOPE_NODE)
-		return lr >= 0 && c->source == lr;
-	return c->source == l->rank;
+	return c->scope == AC_SCOPE_NODE ? c->source == lr :
+	    c->source == l->rank;
 }
 
 const struct ac_lost *

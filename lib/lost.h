@@ -19,9 +19,9 @@ struct ac_lost {
 };
 
 /*
- * Remember that RANK (on NODE as local rank LRANK, -1 where not known) is gone since DIED_US, with TEXT for the waiters'
- * message. 1 when it is news (the waits it ends must be told), 0 when RANK
- * was known gone already (the first word stays), -1 on no memory.
+ * Remember that RANK (on NODE as local rank LRANK, -1 where not known) is
+ * gone since DIED_US, with TEXT for the waiters' message. 1 when it is news (the waits it ends must be told), 0 when RANK
+ * was known gone since then already, -1 on no memory.
  */
 int ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
     int64_t died_us, const char *text);

@@ -440,8 +440,9 @@ ac_rdvproto_lost(struct ac_job *j, const struct ac_lost *l)
 	snprintf(key, sizeof(key), "lost/%lld", (long long)l->rank);
 	n = snprintf(v, sizeof(v), "%lld %ld %ld %s", (long long)l->died_us,
 	    l->node, l->lrank, l->text);
+	/* Overwritten: a rank of a later attempt gone again is news. */
 	P.st->put(key, v, (size_t)n < sizeof(v) ? (size_t)n : sizeof(v) - 1,
-	    AC_PUT_ABSENT | AC_PUT_TELL, NULL, NULL);
+	    AC_PUT_TELL, NULL, NULL);
 }
 
 /* Another node's rank is gone ("DIED_US NODE LRANK TEXT"). */

@@ -42,7 +42,7 @@ void ac_rdvproto_hello(struct ac_job *j);
 const char *ac_rdvproto_node(long node);
 /* xport.h's abort: J's abort put for every node (the first one stays). */
 void ac_rdvproto_abort(struct ac_job *j);
-/* xport.h's lost: "lost/RANK" put for every node (the first word stays). */
+/* xport.h's lost: "lost/RANK" put for every node (the latest news). */
 void ac_rdvproto_lost(struct ac_job *j, const struct ac_lost *l);
 /* xport.h's where and waits: "where/NODE", told, overwritten. */
 void ac_rdvproto_where(struct ac_job *j, const char *record);
