@@ -8,23 +8,24 @@
 tearDown() { faults_teardown; }
 
 # h. Mid-loop the password changes and the connections are killed: the helpers
-# cannot log in again. Every rank exits 125 long before its 30 s deadline, saying
-# authentication failed; no password in any output or log.
+# cannot log in again. Every rank exits 125 long before its 120 s deadline (under
+# half of it: the bound tells "at once" from "at the deadline", not a speed),
+# saying authentication failed; no password in any output or log.
 testPasswordChangedMidJob() {
 	local d t0; d=$(scratch)/pw
 	redis_start --requirepass old-pw
-	RDV=redis://:old-pw@127.0.0.1:$REDIS_PORT job_start "$d" 2 2 "loop 40 30s"
+	RDV=redis://:old-pw@127.0.0.1:$REDIS_PORT job_start "$d" 2 2 "loop 40 120s"
 	if at_gen "$d" 10; then
 		REDISCLI_AUTH=old-pw redis_cli config set requirepass new-pw >/dev/null 2>&1
 		REDISCLI_AUTH=new-pw redis_cli client kill type normal >"$d/killed" 2>&1
 		fault "$d" changed
 	fi
-	t0=$(date +%s%N)
+	t0=${EPOCHREALTIME/[.,]/}
 	job_wait
-	local waited=$((($(date +%s%N) - t0) / 1000000))
+	local waited=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
 	assertTrue "the helpers' connections were killed ($(cat "$d/killed"))" "[ $(cat "$d/killed") -ge 4 ]"
 	assertAllRc 125 "$d" 4 "the password changed mid-job"
-	assertTrue "at once (${waited} ms after the change; deadline 30 s)" "[ $waited -lt 10000 ]"
+	assertTrue "at once (${waited} ms after the change; deadline 120 s)" "[ $waited -lt 60000 ]"
 	local r
 	for r in 0 1 2 3; do
 		assertTrue "rank $r says authentication failed: $(cat "$d/err.$r")" \
@@ -37,15 +38,16 @@ testPasswordChangedMidJob() {
 }
 
 # i. An ACL user that may run anything but scripts (EVAL, EVALSHA, FCALL...):
-# 125 at once with Redis' NOPERM, not a wait until the 30 s deadline.
+# 125 at once with Redis' NOPERM, not a wait until the 120 s deadline (at once:
+# under half of it).
 testAclUserWithoutEval() {
 	local d; d=$(scratch)/acl
 	redis_start
 	assertEquals "ACL user set" OK \
 		"$(redis_cli acl setuser noeval on '>noeval-pw' '~*' '&*' '+@all' '-@scripting')"
-	RDV=redis://noeval:noeval-pw@127.0.0.1:$REDIS_PORT job_run "$d" 2 1 'bar x --timeout 30s'
+	RDV=redis://noeval:noeval-pw@127.0.0.1:$REDIS_PORT job_run "$d" 2 1 'bar x --timeout 120s'
 	assertAllRc 125 "$d" 2 "an ACL user without EVAL"
-	assertTrue "at once ($(bar_ms "$d" x) ms; deadline 30 s)" "[ $(bar_ms "$d" x) -lt 10000 ]"
+	assertTrue "at once ($(bar_ms "$d" x) ms; deadline 120 s)" "[ $(bar_ms "$d" x) -lt 60000 ]"
 	assertTrue "Redis' NOPERM in stderr: $(errs "$d")" "errs '$d' | grep -q NOPERM"
 	assertOneHelperPerNode "$d" 2
 	assertNoPassword "$d" noeval-pw
@@ -63,6 +65,9 @@ fill_memory() {
 }
 
 
+# warm_passed DIR: all 4 ranks passed barrier warm.
+warm_passed() { [ "$(cat "$1"/g[0-9]* 2>/dev/null | grep -c 'warm.0 leave')" = 4 ]; }
+
 # j. maxmemory reached while the ranks arrive: the arrivals are retried, and at
 # the 4 s deadline every rank exits 125 naming OOM (Redis was up, nobody missing).
 testOomUntilTheDeadline() {
@@ -72,17 +77,17 @@ testOomUntilTheDeadline() {
 		bar warm --timeout 20s || exit
 		waitfor full
 		bar o --timeout 4s'
-	local i=0
-	until [ "$(cat "$d"/g[0-9]* 2>/dev/null | grep -c 'warm.0 leave')" = 4 ] || [ $i -ge 500 ]; do
-		sleep 0.02; i=$((i + 1))
-	done
+	eventually 60 warm_passed "$d"
 	fill_memory "$d"
 	job_wait
 	local oom; oom=$(oom_errors)
 	assertTrue "writes were refused with OOM (errorstat_OOM: ${oom:-none})" "[ ${oom:-0} -ge 1 ]"
 	assertAllRc 125 "$d" 4 "OOM until the deadline"
+	# Not before the deadline, and at it: the time is the whole accelctl
+	# call (its start, the helper's, the exit) on a busy machine, so "at it"
+	# is 6 s of slack, not 1.
 	assertTrue "at the deadline ($(bar_min_ms "$d" o)..$(bar_ms "$d" o) ms)" \
-		"[ $(bar_min_ms "$d" o) -ge 4000 ] && [ $(bar_ms "$d" o) -le 5000 ]"
+		"[ $(bar_min_ms "$d" o) -ge 4000 ] && [ $(bar_ms "$d" o) -le 10000 ]"
 	assertTrue "names OOM: $(errs "$d")" "errs '$d' | grep -q OOM"
 	assertNoEarly "$d"
 	assertOneHelperPerNode "$d" 2
@@ -96,10 +101,7 @@ testOomFreedInTime() {
 		bar warm --timeout 20s || exit
 		waitfor full
 		bar o --timeout 10s && bar o2 --timeout 10s'
-	local i=0
-	until [ "$(cat "$d"/g[0-9]* 2>/dev/null | grep -c 'warm.0 leave')" = 4 ] || [ $i -ge 500 ]; do
-		sleep 0.02; i=$((i + 1))
-	done
+	eventually 60 warm_passed "$d"
 	fill_memory "$d"
 	# Full until a write was refused (not a fixed 2 s: on a busy machine
 	# the arrival may come later), within the barrier's 10 s.

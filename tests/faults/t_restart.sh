@@ -58,7 +58,7 @@ testSigtermRestartHelpersUnderValgrind() {
 # gets each status and the value. The empty ones were lost with the journal's
 # misread record, and node 1 exited 124.
 testSourceHelperKilledAndRedisRestarted() {
-	local d; d=$(scratch)/srcgone i=0
+	local d; d=$(scratch)/srcgone
 	redis_start
 	RDV=redis://127.0.0.1:$REDIS_PORT job_start "$d" 2 1 '
 		if [ $ACCELCTL_NODE_RANK = 0 ]; then
@@ -74,14 +74,11 @@ testSourceHelperKilledAndRedisRestarted() {
 			echo "v=$(accelctl broadcast --timeout 20s v)"
 		fi
 		accelctl barrier --timeout 20s after'
-	until [ -e "$d/published" ]; do
-		[ $i -lt 1500 ] || { fail "node 0 did not publish"; break; }
-		sleep 0.02; i=$((i + 1))
-	done
+	eventually 60 test -e "$d/published" || fail "node 0 did not publish in 60 s"
 	# Node 0's helper: gone for good before Redis comes back empty.
-	local p; p=$(cat "$d"/n0/*.pid)
+	local p; p=$(helper_pid "$d" 0)
 	kill -9 "$p"
-	while kill -0 "$p" 2>/dev/null; do sleep 0.01; done
+	wait_gone "$p" 30
 	redis_kill
 	redis_restart
 	touch "$d/restarted"
@@ -90,6 +87,9 @@ testSourceHelperKilledAndRedisRestarted() {
 	assertEquals "node 1 got both statuses and the value (stderr: $(errs "$d"))" \
 		"w1=5 w2=0 v=the value" "$(tr '\n' ' ' <"$d/out.1" | sed 's/ $//')"
 }
+
+# nothing_in_flight: `accelctl status` in the environment ENVV says so.
+nothing_in_flight() { env -i "${ENVV[@]}" timeout 5 accelctl status 2>/dev/null | grep -q "nothing in flight"; }
 
 # A withdrawal that comes too late: node 0's rank waits at y, its arrival
 # posted; its helper is stopped and its connections killed; node 1 arrives,
@@ -116,34 +116,26 @@ testWithdrawalTooLate() {
 		[ $i -lt 5 ] || { fail "node 0 not seen waiting at y: $(errs "$d")"; break; }
 		i=$((i + 1))
 	done
-	i=0
 	p=$(helper_pid "$d" 0)
 	kill -STOP "$p"
 	redis_cli client kill type normal >/dev/null
 	touch "$d/go"
-	until grep -q "y=0" "$d/out.1" 2>/dev/null; do
-		[ $i -lt 1500 ] || { fail "node 1 did not pass y: $(errs "$d")"; break; }
-		sleep 0.02; i=$((i + 1))
-	done
-	# Node 0's rank: its accelctl killed in the wait.
-	for p2 in $(pgrep -f 'accelctl barrier --timeout 40s y'); do
+	eventually 60 grep -q "y=0" "$d/out.1" || fail "node 1 did not pass y: $(errs "$d")"
+	# Node 0's rank: its accelctl killed in the wait. Found in the rank's own
+	# process group (pid.0 is its timeout's, which leads one), never by its
+	# command line machine-wide: etcd.runs runs the very same command, and
+	# this killed that suite's rank when the two ran side by side.
+	for p2 in $(pgrep -g "$(<"$d/pid.0")" -f 'accelctl barrier --timeout 40s y'); do
 		[ "$(cat "/proc/$p2/comm" 2>/dev/null)" = accelctl ] && kill -9 "$p2"
 	done
-	i=0
-	until [ -e "$d/rc.0" ]; do
-		[ $i -lt 1500 ] || { fail "node 0's rank did not end"; break; }
-		sleep 0.02; i=$((i + 1))
-	done
+	eventually 60 test -e "$d/rc.0" || fail "node 0's rank did not end"
 	kill -CONT "$p"
 	job_wait
 	# The rerun comes once node 0 has heard from Redis again (a restart
 	# takes seconds): its helper holds nothing in flight then.
-	i=0
 	rank_env "$d" 2 1 0 0
-	until env -i "${ENVV[@]}" timeout 5 accelctl status 2>/dev/null | grep -q "nothing in flight"; do
-		[ $i -lt 1000 ] || { fail "node 0 still holds y: $(env -i "${ENVV[@]}" accelctl status 2>&1)"; break; }
-		sleep 0.02; i=$((i + 1))
-	done
+	eventually 60 nothing_in_flight ||
+		fail "node 0 still holds y: $(env -i "${ENVV[@]}" accelctl status 2>&1)"
 	job_run "$d" 2 1 '
 		accelctl barrier --timeout 8s y; echo "y=$?"
 		accelctl barrier --timeout 8s z; echo "z=$?"'
@@ -170,8 +162,10 @@ testStalledThreeSeconds() {
 	assertOneHelperPerNode "$d" 4
 }
 
-# e. Stalled past the deadline (4 s, stopped 8 s): every rank exits 124 at its
-# deadline, without waiting for Redis to come back.
+# e. Stalled past the deadline (4 s, stopped for up to 20 s): every rank exits
+# 124 at its deadline, without waiting for Redis to come back. "At the deadline"
+# is under 15 s after the stall (the ranks' start-up and exit on a busy machine
+# are in it), "when Redis came back" 20 s: Redis is let go once the ranks left.
 testStalledPastTheDeadline() {
 	local d t0; d=$(scratch)/stall2
 	redis_start
@@ -179,17 +173,17 @@ testStalledPastTheDeadline() {
 		bar warm --timeout 20s || exit
 		touch "$FDIR/warm.$ACCELCTL_RANK"; waitfor stopped
 		bar s --timeout 4s'
-	local i=0
-	until [ "$(ls "$d"/warm.* 2>/dev/null | wc -l)" = 4 ] || [ $i -ge 500 ]; do sleep 0.02; i=$((i + 1)); done
+	eventually 60 eval '[ "$(ls "$d"/warm.* 2>/dev/null | wc -l)" = 4 ]'
 	redis_pause && fault "$d" stop && touch "$d/stopped"
-	t0=$(date +%s%N)
-	( sleep 8; redis_resume ) & local cont=$!
+	t0=${EPOCHREALTIME/[.,]/}
+	( nap 20; redis_resume ) & local cont=$!
 	job_wait
-	local waited=$((($(date +%s%N) - t0) / 1000000))
-	wait "$cont"
+	local waited=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+	kill "$cont" 2>/dev/null; wait "$cont" 2>/dev/null
+	redis_resume
 	assertAllRc 124 "$d" 4 "Redis stalled past the deadline"
 	assertTrue "at the deadline, not when Redis came back (${waited} ms after the stall)" \
-		"[ $(bar_min_ms "$d" s) -ge 4000 ] && [ $waited -lt 7000 ]"
+		"[ $(bar_min_ms "$d" s) -ge 4000 ] && [ $waited -lt 15000 ]"
 	assertNoEarly "$d"
 }
 
@@ -206,8 +200,10 @@ testDebugSleepDuringBarrier() {
 	local sleeper=$!
 	# Node 1 arrives once Redis is asleep (a PING on a connection made
 	# first unanswered for 0.3 s), not after a fixed pause that a late
-	# redis-cli may outlast.
-	eventually 5 python3 -c 'import socket, sys
+	# redis-cli may outlast. ($PY: /usr/bin/python3, not a shim first on
+	# PATH that costs a second a start.) Missed, node 1 arrives after the
+	# sleep, and the barrier's length below says so.
+	eventually 10 "$PY" -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(0.3); s.sendall(b"PING\r\n")
 try: s.recv(16)
 except socket.timeout: sys.exit(0)
