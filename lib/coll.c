@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coll.h"
 #include "duration.h"
@@ -355,17 +354,6 @@ ac_job_find(struct ac_job *j, const char *key, int64_t gen)
 	struct ac_keygen *k = ac_job_key(j, key);
 
 	return k != NULL ? find_coll(j, k, gen) : NULL;
-}
-
-void
-ac_coll_missing_known(struct ac_job *j, struct ac_coll *c)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c->xmissing_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	if (j->lost != NULL && j->gone != NULL)
-		j->gone(j);
 }
 
 void

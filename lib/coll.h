@@ -35,7 +35,6 @@ struct ac_coll {
 	 * our own making: never published, it would stand for the real one. */
 	int		 xover;
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
-	int64_t		 xmissing_us;		/* wall µs of that look; 0 none */
 	char		*xfailed;		/* the transport gave up on it: why */
 	struct ac_ctime	 t;			/* its timing, for the record */
 };
@@ -169,10 +168,6 @@ int  ac_job_withdraw(struct ac_job *j, long lrank, const char *key,
 void ac_job_abort(struct ac_job *j, long lrank, const char *reason);
 /* Free collectives that are done, complete and have nobody attached. */
 void ac_job_gc(struct ac_job *j);
-
-/* The store said which nodes C lacks (C->xmissing, just written): note
- * when, and let a gone rank's news end the waits it now can (lost.c). */
-void ac_coll_missing_known(struct ac_job *j, struct ac_coll *c);
 
 /* "3/4 arrived; missing: rank 3 (node 0)" and the like, for C. */
 void ac_coll_summary(const struct ac_job *j, const struct ac_coll *c,

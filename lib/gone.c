@@ -79,8 +79,12 @@ static void
 declare(int64_t rank, long lrank, int64_t died_us, const char *text)
 {
 	struct ac_job *j = &ac_hs.job;
-	int news = ac_lost_add(j, rank, j->node, lrank, died_us, text);
+	int full = 0;
+	char *frontier = lrank >= 0 ? ac_lost_frontier(j, lrank, &full) : NULL;
+	int news = ac_lost_add(j, rank, j->node, lrank, died_us, text,
+	    frontier, full);
 
+	free(frontier);
 	if (news != 1)
 		return;
 	ac_log("%s", text);

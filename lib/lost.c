@@ -12,14 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coll.h"
 #include "lost.h"
 
 int
 ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
-    int64_t died_us, const char *text)
+    int64_t died_us, const char *text, const char *frontier, int full)
 {
 	struct ac_lost *l = (struct ac_lost *)ac_lost_find(j, rank);
 
@@ -38,13 +37,10 @@ ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
 	l->node = node;
 	l->lrank = lrank;
 	l->died_us = died_us;
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		l->known_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	}
 	snprintf(l->text, sizeof(l->text), "%s", text);
+	free(l->frontier);
+	l->frontier = frontier != NULL ? strdup(frontier) : NULL;
+	l->full = l->frontier != NULL && full;
 	return 1;
 }
 
@@ -71,22 +67,69 @@ local_of(const struct ac_job *j, const struct ac_lost *l)
 	return -1;
 }
 
-/* Is NODE in LIST ("1, 3")? */
+/*
+ * Did gone rank L stop short of C, by its frontier? Its next generation of
+ * C's name at most C's: it never arrived there. A name not in a full
+ * frontier it never used. Not known (no frontier, or a name past the
+ * newest it lists): no, the wait goes on to its deadline, as before.
+ * Its node's count, not this node's view of the store: the news may come
+ * before the arrivals it follows are read here, and a barrier the rank
+ * passed, or one it timed out at (its arrival stays), is not one it lacks.
+ */
 static int
-in_list(const char *list, long node)
+short_of(const struct ac_lost *l, const struct ac_coll *c)
 {
-	for (const char *p = list; *p != '\0';) {
-		char *end;
-		long n = strtol(p, &end, 10);
+	size_t kl = strlen(c->key);
 
-		if (end == p)
-			break;
-		if (n == node)
-			return 1;
-		for (p = end; *p == ',' || *p == ' '; p++)
-			;
+	for (const char *p = l->frontier; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n'), *sp = strchr(p, ' ');
+		size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+
+		if (sp != NULL && sp < p + len && (size_t)(p + len - sp - 1) == kl &&
+		    strncmp(sp + 1, c->key, kl) == 0)
+			return c->gen >= strtoll(p, NULL, 10);
+		p = nl != NULL ? nl + 1 : p + len;
 	}
-	return 0;
+	return l->full;
+}
+
+char *
+ac_lost_frontier(const struct ac_job *j, long lrank, int *full)
+{
+	size_t cap = 4096, n = 0;
+	char *f = malloc(cap);
+	int names = 0;
+
+	*full = 1;
+	if (f == NULL)
+		return NULL;
+	f[0] = '\0';
+	/* Newest names first (coll.h): those a job uses now. */
+	for (const struct ac_keygen *k = j->keys; k != NULL; k = k->next) {
+		int64_t g = lrank >= 0 && lrank < j->lsize ? k->next_gen[lrank] : 0;
+		size_t need = strlen(k->key) + 24;
+
+		if (g <= 0)
+			continue;
+		if (names == AC_LOST_NAMES) {
+			*full = 0;
+			break;
+		}
+		if (n + need >= cap) {
+			char *nf = realloc(f, cap * 2 + need);
+
+			if (nf == NULL) {
+				*full = 0;
+				break;
+			}
+			f = nf;
+			cap = cap * 2 + need;
+		}
+		n += (size_t)snprintf(f + n, cap - n, "%lld %s\n", (long long)g,
+		    k->key);
+		names++;
+	}
+	return f;
 }
 
 /* Does C need gone rank L? */
@@ -98,31 +141,21 @@ needs(const struct ac_job *j, const struct ac_coll *c, const struct ac_lost *l)
 	if (c->op == AC_OP_BARRIER) {
 		if (lr >= 0)
 			return !c->arrived[lr];
-		/*
-		 * Another node's rank: the barrier needs it while the store
-		 * says its node has not arrived, as read after the news came
-		 * (the news may come before the arrivals it follows are read
-		 * here; a rank that timed out there stays arrived). A barrier
-		 * of this node alone never needs it; one not posted yet waits
-		 * to be (its look follows).
-		 */
-		if (c->scope != AC_SCOPE_JOB || l->node < 0 ||
-		    c->xmissing_us < l->known_us)
-			return 0;
-		return in_list(c->xmissing, l->node);
+		/* Another node's rank: how far it came, as its node counted. A
+		 * barrier of this node alone never needs it. */
+		return c->scope == AC_SCOPE_JOB && short_of(l, c);
 	}
-	/*
-	 * A result: its source, on this node, has not begun (a source that
-	 * died running CMD is coll.c's AC_SRC_LOST, exit 3, as before). A
-	 * source on another node is not judged from here: its result may be
-	 * on its way (a large value is read from the store after its event,
-	 * and the news of its end can come first), and this node cannot tell
-	 * a result never sent from one not read yet.
-	 */
-	if (c->src != AC_SRC_NONE || lr < 0)
+	/* A result: its source, on this node, has not begun (a source that
+	 * died running CMD is coll.c's AC_SRC_LOST, exit 3, as before); on
+	 * another node, it never came to this generation (one that did, its
+	 * result is on its way, or its death is). */
+	if (c->src != AC_SRC_NONE)
 		return 0;
-	return c->scope == AC_SCOPE_NODE ? c->source == lr :
-	    c->source == l->rank;
+	if (lr >= 0)
+		return c->scope == AC_SCOPE_NODE ? c->source == lr :
+		    c->source == l->rank;
+	return c->scope == AC_SCOPE_JOB && c->source == l->rank &&
+	    short_of(l, c);
 }
 
 const struct ac_lost *
@@ -148,6 +181,7 @@ ac_lost_free(struct ac_job *j)
 		struct ac_lost *l = j->lost;
 
 		j->lost = l->next;
+		free(l->frontier);
 		free(l);
 	}
 }

@@ -14,9 +14,17 @@ struct ac_lost {
 	int64_t		 rank;		/* global */
 	long		 node, lrank;	/* its node and local rank, -1 not known */
 	int64_t		 died_us;	/* wall clock, µs: when it was seen gone */
-	int64_t		 known_us;	/* wall clock, µs: when this node learned it */
 	char		 text[256];	/* "rank 3 (node 0) exited with 7" */
+	/* How far it came: "GEN KEY" lines, its next generation of each name
+	 * it used, as its node counted them when it was gone (at most
+	 * AC_LOST_NAMES, the newest); FULL: every name it used is there. A
+	 * node reads from it what the rank passed, whatever it has read of
+	 * the store so far. NULL: not known. */
+	char		*frontier;
+	int		 full;
 };
+
+#define AC_LOST_NAMES	256
 
 /*
  * Remember that RANK (on NODE as local rank LRANK, -1 where not known) is
@@ -24,7 +32,11 @@ struct ac_lost {
  * was known gone since then already, -1 on no memory.
  */
 int ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
-    int64_t died_us, const char *text);
+    int64_t died_us, const char *text, const char *frontier, int full);
+
+/* Local rank LRANK's frontier (struct ac_lost) from J's counters: a
+ * malloc'ed string (NULL on no memory) and *FULL. */
+char *ac_lost_frontier(const struct ac_job *j, long lrank, int *full);
 
 /*
  * The gone rank that collective C still needs and will never get, for a

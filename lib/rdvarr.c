@@ -221,22 +221,6 @@ ac_rdvarr_settle(const char *key, int64_t gen)
 	if (missing == 0) {
 		complete(a);
 		free_arrivals(a);
-	} else
-		ac_coll_missing_known(A.job, c);
-}
-
-void
-ac_rdvarr_refresh(void)
-{
-	/* settle may complete and free one: walk a copy of the names. */
-	for (struct arrivals *a = A.arr, *next; a != NULL; a = next) {
-		char key[AC_KEY_MAX];
-		int64_t gen = a->gen;
-
-		next = a->next;
-		snprintf(key, sizeof(key), "%s", a->key);
-		if (ac_job_find(A.job, key, gen) != NULL)
-			ac_rdvarr_settle(key, gen);
 	}
 }
 

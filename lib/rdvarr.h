@@ -31,8 +31,4 @@ void ac_rdvarr_settle(const char *key, int64_t gen);
 /* Forget the arrivals of barriers no longer waited at (the timer's). */
 void ac_rdvarr_gc(void);
 
-/* Say again which nodes each tracked barrier lacks (a gone rank's news
- * asks: lost.c), as of the events read so far. */
-void ac_rdvarr_refresh(void);
-
 #endif

@@ -431,50 +431,57 @@ ac_rdvproto_read_abort(void)
 void
 ac_rdvproto_lost(struct ac_job *j, const struct ac_lost *l)
 {
-	char key[KEY_MAX], v[400];
-	int n;
+	char key[KEY_MAX], *v;
+	size_t fl, n;
 
 	(void)j;
 	if (l == NULL)
 		return;
+	/* "DIED NODE LRANK FULL\nTEXT\nFRONTIER" (lost.h). */
+	fl = l->frontier != NULL ? strlen(l->frontier) : 0;
+	if ((v = malloc(fl + sizeof(l->text) + 96)) == NULL)
+		return;
+	n = (size_t)sprintf(v, "%lld %ld %ld %d\n%s\n", (long long)l->died_us,
+	    l->node, l->lrank, l->full, l->text);
+	if (fl > 0)
+		memcpy(v + n, l->frontier, fl + 1);
 	snprintf(key, sizeof(key), "lost/%lld", (long long)l->rank);
-	n = snprintf(v, sizeof(v), "%lld %ld %ld %s", (long long)l->died_us,
-	    l->node, l->lrank, l->text);
 	/* Overwritten: a rank of a later attempt gone again is news. */
-	P.st->put(key, v, (size_t)n < sizeof(v) ? (size_t)n : sizeof(v) - 1,
-	    AC_PUT_TELL, NULL, NULL);
+	P.st->put(key, v, n + fl, AC_PUT_TELL, NULL, NULL);
+	free(v);
 }
 
-/* Another node's rank is gone ("DIED_US NODE LRANK TEXT"). */
+/* Another node's rank is gone (ac_rdvproto_lost's value). */
 static void
 on_lost(const char *key, const char *v, size_t len)
 {
-	char buf[400], *end, *text;
+	char *buf, *end, *text, *nl, *frontier;
 	long long rank = strtoll(key + 5, &end, 10), died;
 	long node, lrank;
-	int off = 0;
+	int full;
 
-	if (*end != '\0' || rank < 0 || rank >= P.job->world)
+	if (*end != '\0' || rank < 0 || rank >= P.job->world ||
+	    (buf = strndup(v, len)) == NULL)
 		return;
-	snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len :
-	    sizeof(buf) - 1), v);
-	if (sscanf(buf, "%lld %ld %ld %n", &died, &node, &lrank, &off) != 3 ||
-	    off == 0)
+	if (sscanf(buf, "%lld %ld %ld %d", &died, &node, &lrank, &full) != 4 ||
+	    (text = strchr(buf, '\n')) == NULL || node == P.job->node) {
+		/* Our own, read back, is known already. */
+		free(buf);
 		return;
-	text = buf + off;
-	/* Our own, read back: known already. */
-	if (node == P.job->node)
-		return;
-	if (ac_lost_add(P.job, rank, node, lrank, died, text) == 1) {
+	}
+	text++;
+	if ((nl = strchr(text, '\n')) != NULL) {
+		*nl = '\0';
+		frontier = nl + 1;
+	} else
+		frontier = NULL;
+	if (ac_lost_add(P.job, rank, node, lrank, died, text, frontier,
+	    full) == 1) {
 		ac_log("%s", text);
-		/* Which waits need it: those whose barrier the store says its
-		 * node has not reached, as read from now on (a look soon, or
-		 * the events read so far: lost.c). */
-		ac_rdvarr_refresh();
-		ac_rdvproto_look_soon();
 		if (P.job->gone != NULL)
 			P.job->gone(P.job);
 	}
+	free(buf);
 }
 
 static void

@@ -624,11 +624,6 @@ on_look(redisReply *reply, void *priv)
 		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
 
 		note_missing(c, v, len);
-		ac_coll_missing_known(X.job, c);
-		if ((c = ac_job_find(X.job, r->key, r->gen)) == NULL || c->done) {
-			free(r);
-			return;
-		}
 		if (!arrived_slot(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
 		else if (c->xmissing[0] == '\0' && ready() && r->late) {
