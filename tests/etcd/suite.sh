@@ -10,10 +10,13 @@
 command -v etcd >/dev/null || { echo "etcd not installed (Debian: etcd-server): not run" >&2; exit 77; }
 nnodes=$1 suite=$2
 SHUNIT_TMPDIR=$(mktemp -d) || exit 1
-scratch() { printf '%s\n' "$SHUNIT_TMPDIR"; }
+: "${ACCELCTL_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
+# lib.sh: scratch and the waits etcd.sh uses. The member is this shell's child:
+# ctest's kill of the test on its TIMEOUT takes it too.
+. "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/etcd.sh"
 trap 'etcd_stop; rm -rf "$SHUNIT_TMPDIR"' EXIT
-etcd_start 1
+etcd_start 1	# ends this script (exit 1, with etcd's log) when it does not answer
 export ACCELCTL_TEST_RENDEZVOUS=$ETCD_URL ACCELCTL_TEST_NNODES=$nnodes
 # Tests whose expected text names one node's layout (ETCD_SKIP, words).
 export ACCELCTL_TEST_SKIP=${ETCD_SKIP:-}

@@ -8,12 +8,13 @@
 command -v redis-server >/dev/null || { echo "redis-server not installed: not run" >&2; exit 77; }
 nnodes=$1 suite=$2
 SHUNIT_TMPDIR=$(mktemp -d) || exit 1
-SKIP=77
-scratch() { printf '%s\n' "$SHUNIT_TMPDIR"; }
+: "${ACCELCTL_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
+# lib.sh: scratch, skip_suite and the waits redis.sh uses. The server is this
+# shell's child: ctest's kill of the test on its TIMEOUT takes it too.
+. "$(dirname "$0")/../sh/lib.sh"
 . "$(dirname "$0")/../sh/redis.sh"
 trap 'redis_kill; rm -rf "$SHUNIT_TMPDIR"' EXIT
-redis_start
-redis_cli ping >/dev/null || { echo "redis-server did not start" >&2; exit 1; }
+redis_start	# ends this script (exit 1, with the server's log) when it does not answer
 export ACCELCTL_TEST_RENDEZVOUS=redis://127.0.0.1:$REDIS_PORT ACCELCTL_TEST_NNODES=$nnodes
 export ACCELCTL_TEST_SKIP=${REDIS_SKIP:-}
 # A command that makes the store lose every key (t_recovery.sh).

@@ -4,10 +4,22 @@
 # tree). Every accelctl call of a test runs in a clean environment (env -i) so
 # that the variables of whatever runs the suite (a CI job inside Slurm, say)
 # cannot change what is detected.
+#
+# The harness itself must cost little: on a busy 2-core machine every fork+exec
+# is 5-15 ms of CPU taken from the helpers and servers whose behaviour the tests
+# judge. So the clock is bash's own ($EPOCHREALTIME), waits sleep without a
+# process (nap), polls back off (eventually), files are read with $(<FILE), and
+# shunit2's counters are counted by bash (expr below). This file stands alone
+# (tests/sh/t_skip.sh runs a copy of it without the rest of tests/).
 
 : "${ACCELCTL:?set ACCELCTL to the accelctl binary}"
 : "${ACCELCTL_SRC:?set ACCELCTL_SRC to the source tree}"
-ACCELCTL_BIN_DIR=$(cd "$(dirname "$ACCELCTL")" && pwd)
+# The system's tools before whatever the caller's PATH puts first: a pyenv or
+# conda shim for python3 costs half a second of CPU a call (the caller's
+# directories still follow, for what only they hold).
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
+case $ACCELCTL in */*) ACCELCTL_BIN_DIR=${ACCELCTL%/*} ;; *) ACCELCTL_BIN_DIR=. ;; esac
+ACCELCTL_BIN_DIR=$(cd "${ACCELCTL_BIN_DIR:-/}" && pwd)
 FIXTURES=${FIXTURES:-$ACCELCTL_SRC/tests/fixtures/launcher-env}
 SKIP=77
 # skip_suite: end the suite as skipped (exit 77, ctest's SKIP_RETURN_CODE), also from
@@ -18,16 +30,85 @@ skip_suite() { trap - 0; exit "$SKIP"; }
 # The suite's private scratch directory; removed by shunit2 itself.
 scratch() { printf '%s\n' "${SHUNIT_TMPDIR:?}"; }
 
-# eventually SECONDS CMD...: run CMD every 20 ms until it succeeds, for at most
-# SECONDS (whole); its last status. For what follows an asynchronous event (a server
-# stopping after its job, a key deleted once every node read it): a check made
-# once right after it, or after a fixed sleep, fails on a busy machine.
+# now_us: NOW_US, the wall clock in microseconds, without a process (date +%s%N
+# is a fork+exec: 10-20 ms on a busy machine). ${EPOCHREALTIME/[.,]/} is the
+# same number inline.
+now_us() { NOW_US=${EPOCHREALTIME/[.,]/}; }
+
+# nap SECONDS: sleep without a process: a read with a timeout on a FIFO nobody
+# writes (opened for the read only, so no child inherits a descriptor). The FIFO
+# lies in the suite's scratch directory; without one, sleep(1) it is.
+nap() {
+	local _nap
+	case $1 in 0 | 0. | .0 | 0.0 | 0.00 | 0.000) return 0 ;; esac
+	[ -n "${NAP_FIFO:-}" ] && [ -p "$NAP_FIFO" ] || nap_init
+	{ read -r -t "$1" _nap <>"${NAP_FIFO:-/nonexistent/nap}"; } 2>/dev/null
+	[ $? -gt 128 ] || command sleep "$1"
+}
+nap_init() {
+	NAP_FIFO=""
+	[ -n "${SHUNIT_TMPDIR:-}" ] && [ -d "$SHUNIT_TMPDIR" ] || return 0
+	[ -p "$SHUNIT_TMPDIR/.nap" ] || mkfifo -m 600 "$SHUNIT_TMPDIR/.nap" 2>/dev/null
+	[ -p "$SHUNIT_TMPDIR/.nap" ] && NAP_FIFO=$SHUNIT_TMPDIR/.nap
+	return 0
+}
+
+# eventually SECONDS CMD...: run CMD until it succeeds, for at most SECONDS
+# (whole), then once more; its last status. For what follows an asynchronous
+# event (a server stopping after its job, a key deleted once every node read
+# it): a check made once right after it, or after a fixed sleep, fails on a busy
+# machine. The pause between tries starts at 10 ms and doubles up to 200 ms: a
+# quick condition is seen at once, a slow one costs a few processes a second.
 eventually() {
-	local end=$(($(date +%s%N) + $1 * 1000000000)); shift
+	local end=$((${EPOCHREALTIME/[.,]/} + $1 * 1000000)) ms=10 t; shift
 	until "$@"; do
-		[ "$(date +%s%N)" -lt "$end" ] || { "$@"; return; }
-		sleep 0.02
+		[ "${EPOCHREALTIME/[.,]/}" -lt "$end" ] || { "$@"; return; }
+		printf -v t '0.%03d' "$ms"; nap "$t"
+		ms=$((ms < 100 ? ms * 2 : 200))
 	done
+}
+
+# proc_gone PID: PID has exited (no such process, or a zombie nobody reaped yet).
+proc_gone() {
+	local s
+	kill -0 "$1" 2>/dev/null || return 0
+	{ s=$(<"/proc/$1/stat"); } 2>/dev/null || return 0
+	s=${s##*) }
+	[ "${s:0:1}" = Z ]
+}
+
+# wait_gone PID SECONDS: until PID has exited, at most SECONDS; 1 if it has not.
+wait_gone() { eventually "$2" proc_gone "$1"; }
+
+# shunit2 2.1.8 counts every test and assertion with `expr N + 1` (and tells a
+# number with `expr STRING : '\([0-9]*\)'`): two or three processes per
+# assertion. These forms are done by bash; anything else goes to expr(1). Same
+# output, same status (1 when the result is null or 0).
+expr() {
+	local r
+	if [ $# = 3 ]; then
+		case $2 in
+		+ | - | '*' | / | %)
+			if [[ $1 =~ ^(0|[1-9][0-9]{0,17})$ && $3 =~ ^(0|[1-9][0-9]{0,17})$ ]] &&
+				! [[ $2 = [/%] && $3 = 0 ]]; then
+				r=$(($1 $2 $3))
+				echo "$r"
+				[ "$r" != 0 ]
+				return
+			fi
+			;;
+		:)
+			if [ "$3" = '\([0-9]*\)' ]; then
+				[[ $1 =~ ^([0-9]*) ]]
+				r=${BASH_REMATCH[1]}
+				echo "$r"
+				[[ -n $r && ! $r =~ ^0+$ ]]
+				return
+			fi
+			;;
+		esac
+	fi
+	command expr "$@"
 }
 
 # run VAR=VALUE... -- ARGS...: run accelctl ARGS in a clean environment with
@@ -67,8 +148,8 @@ run() {
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/local/bin:/usr/bin:/bin" HOME="${HOME:-/}" \
 		TMPDIR="$d" "${vars[@]}" timeout "$((${RUN_LIMIT:-0} > 120 ? RUN_LIMIT : 120))" "$ACCELCTL" "$@" >"$d/out" 2>"$d/err"
 	rc=$?
-	out=$(cat "$d/out")
-	err=$(cat "$d/err")
+	out=$(<"$d/out")
+	err=$(<"$d/err")
 }
 
 # launch_across K launch ARGS...: sets ACROSS to ARGS with "-n N" (N a
@@ -109,7 +190,9 @@ assertErrMatches() {
 	esac
 }
 assertOneLineErr() {
-	assertEquals "stderr is one line: $err" 1 "$(printf '%s\n' "$err" | grep -c .)"
+	local n=0 l
+	while IFS= read -r l; do [ -z "$l" ] || n=$((n + 1)); done <<<"$err"
+	assertEquals "stderr is one line: $err" 1 "$n"
 }
 
 # early_releases FILE...: from "GEN enter NS" / "GEN leave NS" lines, the
@@ -122,16 +205,20 @@ early_releases() {
 		END { for (g in maxin) if ((g in minout) && maxin[g] > minout[g]) print "generation " g " released early" }'
 }
 
-# generations DIR GENS TIMEOUT: a job script in which every rank passes barrier "gen"
-# GENS times after random short sleeps, logging "G enter NS" / "G leave NS" to
-# DIR/rRANK for early_releases.
+# generations DIR GENS TIMEOUT: a job script (bash) in which every rank passes barrier
+# "gen" GENS times after random short sleeps, logging "G enter NS" / "G leave NS" to
+# DIR/rRANK for early_releases. No process but the barrier's: the clock is
+# $EPOCHREALTIME, the sleeps a read on DIR/.nap (made here when DIR exists; sleep(1)
+# otherwise).
 generations() {
+	[ -d "$1" ] && { [ -p "$1/.nap" ] || mkfifo -m 600 "$1/.nap"; } 2>/dev/null
 	printf '%s' '
-		for g in $(seq 0 '"$(($2 - 1))"'); do
-			sleep 0.00$((RANDOM % 10))
-			echo "$g enter $(date +%s%N)" >>'"$1"'/r$ACCELCTL_RANK
+		nap() { { read -r -t "$1" _n <>'"$1"'/.nap; } 2>/dev/null; [ $? -gt 128 ] || sleep "$1"; }
+		for ((g = 0; g < '"$2"'; g++)); do
+			p=$((RANDOM % 10)); [ $p = 0 ] || nap 0.00$p
+			t=$EPOCHREALTIME; echo "$g enter ${t/[.,]/}000" >>'"$1"'/r$ACCELCTL_RANK
 			accelctl barrier --timeout '"$3"' gen || exit
-			echo "$g leave $(date +%s%N)" >>'"$1"'/r$ACCELCTL_RANK
+			t=$EPOCHREALTIME; echo "$g leave ${t/[.,]/}000" >>'"$1"'/r$ACCELCTL_RANK
 		done'
 }
 
@@ -143,7 +230,7 @@ source_dies() {
 		if [ $ACCELCTL_RANK = 0 ]; then
 			accelctl on-main --wait -- sh -c "echo \$PPID \$\$ >'"$1"'/pid; exec sleep 30" &
 			while [ ! -s '"$1"'/pid ]; do sleep 0.02; done
-			set -- $(cat '"$1"'/pid); kill -9 $1; wait; kill $2; exit 0
+			set -- $(<'"$1"'/pid); kill -9 $1; wait; kill $2; exit 0
 		fi
 		accelctl on-main --wait --timeout '"$2"' -- true; echo "rc=$?"'
 }
@@ -165,11 +252,22 @@ if [ -n "${ACCELCTL_TEST_SKIP:-}${ACCELCTL_TEST_ONLY:-}" ]; then
 	}
 fi
 
-# Find shunit2 where Debian puts it, or on PATH.
+# Find shunit2 where Debian puts it, or on PATH. Its counters (`expr N + 1` in a
+# command substitution: a subshell each, two per assertion, 20 ms of CPU on a busy
+# machine) are bash arithmetic in the text sourced; the text is the same otherwise
+# (a shunit2 that words them differently is sourced as it is, expr above helping).
+# (eval, not `. <(...)`: a process substitution's descriptor would stay open in
+# every process of the suite, which tests counting descriptors would see.)
 load_shunit2() {
-	local s
+	local s _shunit2_text
 	for s in "${SHUNIT2:-}" /usr/bin/shunit2 /usr/share/shunit2/shunit2 "$(command -v shunit2)"; do
-		[ -n "$s" ] && [ -f "$s" ] && { . "$s"; return; }
+		[ -n "$s" ] && [ -f "$s" ] || continue
+		_shunit2_text=$(sed -E 's/`expr "?\$\{(__shunit_[A-Za-z]+)\}"? \+ 1`/$((\1 + 1))/' "$s" 2>/dev/null)
+		case $_shunit2_text in
+		*_shunit_generateReport*) eval "unset _shunit2_text; $_shunit2_text" ;;
+		*) . "$s" ;;
+		esac
+		return
 	done
 	echo "shunit2 not found: install the shunit2 package" >&2
 	exit 1
@@ -183,7 +281,7 @@ pair_node() {
 	local l=$1 n=$2; shift 2
 	(pair_env "$l" "$n" timeout 30 "$ACCELCTL" "$@" 2>"$(scratch)/$l.err.$n")
 	rc=$?
-	err=$(cat "$(scratch)/$l.err.$n")
+	err=$(<"$(scratch)/$l.err.$n")
 }
 # pair_env LAUNCH NODE CMD...: exec CMD in that rank's environment.
 pair_env() {
@@ -197,27 +295,29 @@ pair_env() {
 
 # probe_status ENV LAUNCH NODE STOP: read that node's `status` (ENV runs a
 # command in its environment, as pair_env) until it names a probe of a run
-# joined fresh, or file STOP is there; PROBE_ST what it said last.
+# joined fresh, or file STOP is there (30 s at most: a guard, STOP comes from a
+# barrier with a short deadline); PROBE_ST what it said last.
 probe_status() {
-	local i=0
+	local end=$((${EPOCHREALTIME/[.,]/} + 30000000))
 	PROBE_ST=""
-	until [ -s "$4" ] || [ $i -ge 400 ]; do
+	until [ -s "$4" ] || [ "${EPOCHREALTIME/[.,]/}" -ge "$end" ]; do
 		case $PROBE_ST in *"is its node 0 alive?"*) return 0 ;; esac
-		PROBE_ST=$("$1" "$2" "$3" "$ACCELCTL" status 2>&1); i=$((i + 1)); sleep 0.01
+		PROBE_ST=$("$1" "$2" "$3" "$ACCELCTL" status 2>&1); nap 0.02
 	done
 }
 # probes_end_in_wait ENV LAUNCH NODE: read that node's `status` until it has
-# shown two probes end in a wait for node 0 (2,000 reads at most);
+# shown two probes end in a wait for node 0 (60 s at most; a probe comes every
+# 3 s or so, its wait shows for a quarter of a second: read every 20 ms);
 # PROBES_SEEN how many it saw.
 probes_end_in_wait() {
-	local phase=joining i=0 st
+	local phase=joining st end=$((${EPOCHREALTIME/[.,]/} + 60000000))
 	PROBES_SEEN=0
-	until [ $PROBES_SEEN -ge 2 ] || [ $i -ge 2000 ]; do
+	until [ $PROBES_SEEN -ge 2 ] || [ "${EPOCHREALTIME/[.,]/}" -ge "$end" ]; do
 		st=$("$1" "$2" "$3" "$ACCELCTL" status 2>&1)
 		case $phase:$st in
 		joining:*"is its node 0 alive?"*) phase=waiting ;;
 		waiting:*"waiting for node 0"*) PROBES_SEEN=$((PROBES_SEEN + 1)); phase=joining ;;
 		esac
-		i=$((i + 1)); sleep 0.01
+		nap 0.02
 	done
 }

@@ -1,5 +1,12 @@
 # redis.sh: a private redis-server for a suite, on a free loopback port and a Unix
-# socket in the suite's scratch directory; sourced by the suites that need one.
+# socket in the suite's scratch directory; sourced by the suites that need one
+# (after lib.sh: scratch, skip_suite, nap, eventually, wait_gone).
+#
+# The server runs in the foreground as a background child of the suite's shell
+# (not --daemonize yes): when ctest kills a suite that ran past its TIMEOUT, it
+# kills the suite's process tree, and a daemonized server (re-parented to pid 1)
+# escaped it and ran on. Where setpriv(1) can, the server also gets SIGKILL when
+# the shell that started it dies (PR_SET_PDEATHSIG).
 
 . "$(dirname "${BASH_SOURCE[0]}")/port.sh"
 
@@ -11,20 +18,39 @@ if [ -n "${ACCELCTL_TEST_REDIS_BIN:-}" ]; then
 	PATH=$ACCELCTL_TEST_REDIS_BIN:$PATH
 fi
 
+# How long a server may take to answer its first PING: a guard against one that
+# never does (a bad argument, its port taken), never a verdict on speed.
+REDIS_START_LIMIT=${REDIS_START_LIMIT:-60}
+
 # redis_start [ARGS...]: start redis-server with extra ARGS; sets REDIS_PORT,
 # REDIS_SOCK, REDIS_DIR. Skips the suite (exit 77) when redis-server is missing.
+# A REDIS_PORT set by the caller is kept; a port of redis_start's own choosing that
+# turns out taken ("Address already in use": something bound it meanwhile) is
+# replaced by another. A server that does not answer ends the suite (exit 1) with
+# its log.
 redis_start() {
 	command -v redis-server >/dev/null || { echo "redis-server not installed: skipped" >&2; skip_suite; }
 	REDIS_DIR=$(scratch)/redis
 	mkdir -p "$REDIS_DIR"
-	REDIS_PORT=${REDIS_PORT:-$(free_port)}
 	REDIS_SOCK=$REDIS_DIR/redis.sock
-	REDIS_ARGS="--port $REDIS_PORT --bind 127.0.0.1 --unixsocket $REDIS_SOCK --unixsocketperm 700 \
-		--save '' --appendonly no --dir $REDIS_DIR --daemonize yes --pidfile $REDIS_DIR/pid \
-		--logfile $REDIS_DIR/log $*"
-	eval "redis-server $REDIS_ARGS"
-	local i=0
-	while [ ! -S "$REDIS_SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	local tries=1
+	if [ -z "${REDIS_PORT:-}" ] || [ "$REDIS_PORT" = "${REDIS_OWN_PORT:-}" ]; then
+		tries=5
+		[ -n "${REDIS_PORT:-}" ] || { REDIS_PORT=$(free_port) && REDIS_OWN_PORT=$REDIS_PORT; }
+	fi
+	while :; do
+		REDIS_ARGS="--port $REDIS_PORT --bind 127.0.0.1 --unixsocket $REDIS_SOCK --unixsocketperm 700"
+		REDIS_ARGS+=" --save '' --appendonly no --dir $REDIS_DIR --daemonize no $*"
+		redis_launch && break
+		tries=$((tries - 1))
+		if [ $tries -gt 0 ] && [ "$REDIS_WHY" = "port taken" ]; then
+			echo "redis.sh: port $REDIS_PORT taken, another one" >&2
+			REDIS_PORT=$(free_port) && REDIS_OWN_PORT=$REDIS_PORT
+			continue
+		fi
+		redis_failed
+		exit 1
+	done
 	# The server asked for, not Debian's by mistake (INFO's "executable" is
 	# only the working directory and argv[0]: the process' own binary tells).
 	[ -z "${ACCELCTL_TEST_REDIS_BIN:-}" ] ||
@@ -32,37 +58,88 @@ redis_start() {
 		{ echo "redis.sh: not $ACCELCTL_TEST_REDIS_BIN's server" >&2; exit 1; }
 }
 
+# redis_launch: start redis-server $REDIS_ARGS (its output appended to
+# $REDIS_DIR/log, its pid into $REDIS_DIR/pid) and wait until it answers PING (any
+# answer: NOAUTH too), REDIS_START_LIMIT s at most. False when it exited first or
+# never answered (killed then); REDIS_WHY says which.
+redis_launch() {
+	local p end ms=10 t reply=""
+	REDIS_WHY=""
+	rm -f "$REDIS_SOCK"
+	server_pdeath
+	eval "exec $SERVER_PDEATH redis-server $REDIS_ARGS" </dev/null >>"$REDIS_DIR/log" 2>&1 &
+	p=$!
+	# Out of the job table: a test's plain `wait` (for its own background jobs)
+	# must not wait for the server. bash still reaps it when it exits.
+	disown "$p" 2>/dev/null
+	echo "$p" >"$REDIS_DIR/pid"
+	end=$((${EPOCHREALTIME/[.,]/} + REDIS_START_LIMIT * 1000000))
+	while :; do
+		if proc_gone "$p"; then
+			REDIS_WHY="exited"
+			grep -qi 'address already in use' "$REDIS_DIR/log" 2>/dev/null && REDIS_WHY="port taken"
+			rm -f "$REDIS_DIR/pid"
+			return 1
+		fi
+		# The socket first (no process to look), then one PING.
+		if [ -S "$REDIS_SOCK" ]; then
+			reply=$(timeout 10 redis-cli -s "$REDIS_SOCK" ping 2>&1)
+			case $reply in
+			"" | *"Could not connect"* | *"Connection refused"* | *"Connection reset"* | \
+			*"closed the connection"* | *"No such file"* | *LOADING*) ;;
+			*) return 0 ;;	# PONG, or NOAUTH and the like: it answers
+			esac
+		fi
+		if [ "${EPOCHREALTIME/[.,]/}" -ge "$end" ]; then
+			REDIS_WHY="no answer in $REDIS_START_LIMIT s (last: ${reply:-no socket})"
+			kill -9 "$p" 2>/dev/null
+			rm -f "$REDIS_DIR/pid"
+			return 1
+		fi
+		printf -v t '0.%03d' "$ms"; nap "$t"
+		ms=$((ms < 100 ? ms * 2 : 200))
+	done
+}
+
+# redis_failed: say why the server did not start, with its log's end.
+redis_failed() {
+	echo "redis.sh: redis-server $REDIS_ARGS: ${REDIS_WHY:-did not start}; its log:" >&2
+	tail -n 30 "$REDIS_DIR/log" >&2 2>/dev/null
+}
+
 # redis_cli ARGS...: talk to it (as the default user, or REDISCLI_AUTH); bounded,
 # so a stopped (SIGSTOP) or hung server fails the test instead of hanging it.
 redis_cli() { timeout 10 redis-cli -s "$REDIS_SOCK" "$@"; }
 
+# redis_kill: SIGKILL; returns once the server has exited.
 redis_kill() {
 	[ -n "${REDIS_DIR:-}" ] || return 0
-	[ -f "$REDIS_DIR/pid" ] && kill -9 "$(cat "$REDIS_DIR/pid")" 2>/dev/null
-	local i=0
-	while [ -S "$REDIS_SOCK" ] && redis_cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+	local p; p=$(redis_pid)
+	if [ -n "$p" ]; then
+		kill -9 "$p" 2>/dev/null
+		wait_gone "$p" 10 || echo "redis.sh: redis-server $p still there 10 s after SIGKILL" >&2
+	fi
 	rm -f "$REDIS_SOCK" "$REDIS_DIR/pid"
 }
 
-# redis_restart: the same server again, empty (no persistence).
+# redis_restart: the same server again (same port and socket), empty (no
+# persistence). False, with the log, when it does not answer.
 redis_restart() {
-	eval "redis-server $REDIS_ARGS"
-	local i=0
-	while ! redis_cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	redis_launch || { redis_failed; return 1; }
 }
 
 redis_stop() { redis_kill; }
 
 # redis_pid: the running server's pid (from its pid file; empty when none runs).
-redis_pid() { cat "$REDIS_DIR/pid" 2>/dev/null; }
+redis_pid() {
+	local p
+	{ p=$(<"$REDIS_DIR/pid"); } 2>/dev/null || return 1
+	echo "$p"
+}
 
 # redis_wait_gone PID: wait (at most 10 s) until PID has exited; 1 if it has not.
 redis_wait_gone() {
-	local i=0
-	while kill -0 "$1" 2>/dev/null; do
-		[ $i -lt 500 ] || return 1
-		sleep 0.02; i=$((i + 1))
-	done
+	wait_gone "$1" 10 || return 1
 	rm -f "$REDIS_SOCK" "$REDIS_DIR/pid"
 }
 
