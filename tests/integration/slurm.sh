@@ -16,13 +16,16 @@ skip() { echo "slurm.sh: $*: skipped" >&2; exit 77; }
 
 . "$(dirname "$0")/../sh/port.sh"
 
-# wait_for WHAT SECONDS CMD...: poll CMD (a daemon coming up has no event to wait on).
+# wait_for WHAT SECONDS CMD...: poll CMD (a daemon coming up has no event to wait on)
+# for at most SECONDS by the clock, not by a count of tries: a guard against a daemon
+# that never comes, never a verdict on speed (4 slurmd on a busy 2-core machine took
+# past the old 30). Every 0.3 s: sinfo is an RPC to the slurmctld it waits for, and
+# asked 10 times a second it loaded the machine the daemons start on.
 wait_for() {
-	local what=$1 n=$(($2 * 10)); shift 2
+	local what=$1 end=$((SECONDS + $2)); shift 2
 	until "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || { echo "slurm.sh: $what did not come up; logs in $dir" >&2; return 1; }
-		sleep 0.1
+		[ $SECONDS -lt $end ] || { echo "slurm.sh: $what did not come up; logs in $dir" >&2; return 1; }
+		sleep 0.3
 	done
 }
 
@@ -42,7 +45,7 @@ start() {
 	munged --force --key-file="$dir/munge.key" --socket="$dir/munge.sock" \
 		--pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" \
 		</dev/null >>"$dir/munged.out" 2>&1
-	wait_for munged 10 test -S "$dir/munge.sock"
+	wait_for munged 60 test -S "$dir/munge.sock"
 
 	local ctl_port node_lines="" i
 	ctl_port=$(free_port)
@@ -84,14 +87,14 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
 EOF
 	export SLURM_CONF=$dir/slurm.conf
 	slurmctld -i -f "$SLURM_CONF" </dev/null >>"$dir/slurmctld.out" 2>&1
-	wait_for slurmctld 20 sinfo
+	wait_for slurmctld 120 sinfo
 	for i in $(seq 1 "$nodes"); do
 		mkdir -p "$dir/spool/n$i"
 		# setsid: the daemon leaves our session; its output goes to its log, not to our pipes.
 		setsid unshare -u sh -c "hostname n$i && exec slurmd -N n$i -f '$SLURM_CONF'" \
 			</dev/null >>"$dir/slurmd.n$i.out" 2>&1
 	done
-	wait_for "$nodes slurmd" 30 sh -c "[ \"\$(sinfo -h -t idle -o %D)\" = $nodes ]"
+	wait_for "$nodes slurmd" 120 sh -c "[ \"\$(sinfo -h -t idle -o %D)\" = $nodes ]"
 	echo "export SLURM_CONF=$SLURM_CONF"
 }
 

@@ -73,7 +73,7 @@ testReadmeSnippet() {
 }
 
 # torchrun --max_restarts 1: one worker exits 1 after a barrier while the others
-# wait at the next one (--timeout 30s). torchrun kills the workers' shells only;
+# wait at the next one (--timeout 120s). torchrun kills the workers' shells only;
 # their accelctl must leave at once (its parent died), so the restarted attempt
 # (a new job id: TORCHELASTIC_RESTART_COUNT) starts and completes within seconds.
 # torchrun looks at its workers every --monitor_interval (5 s by default): 1 s here.
@@ -82,20 +82,21 @@ testRestartAfterWorkerFailure() {
 	local t0 t1
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086
-	torch_env timeout 120 torchrun --standalone --nproc_per_node 3 --max_restarts 1 --monitor_interval 1 $TORCHRUN_FIX \
+	torch_env timeout 400 torchrun --standalone --nproc_per_node 3 --max_restarts 1 --monitor_interval 1 $TORCHRUN_FIX \
 		--no_python bash -c '
-		accelctl barrier --timeout 30s one || exit
+		accelctl barrier --timeout 120s one || exit
 		if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 1; fi
-		accelctl barrier --timeout 30s two || exit
+		accelctl barrier --timeout 120s two || exit
 		echo "done $RANK $TORCHELASTIC_RESTART_COUNT" >>'"$out"'/done' >"$out/stdout" 2>"$out/stderr"
 	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
 	t1=$(date +%s%N)
 	echo "torchrun with one restart: $(((t1 - t0) / 1000000)) ms"
 	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
-	# Under the barriers' 30 s: the killed attempt's waiters did not wait to
-	# their deadline. Two torchrun starts took 5 s with two CPU hogs: 10 s
-	# left a busier machine little room, and proved no more.
-	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 25 s)" "[ $(((t1 - t0) / 1000000)) -lt 25000 ]"
+	# Well under the barriers' 120 s: the killed attempt's waiters did not
+	# wait to their deadline. Two torchrun starts (Python and torch) took 5 s
+	# with two CPU hogs and 15 s on a busy machine: the bound only tells "at
+	# once" from "at the deadline", and leaves a slow machine its room.
+	assertTrue "the whole run took $(((t1 - t0) / 1000000)) ms (< 90 s)" "[ $(((t1 - t0) / 1000000)) -lt 90000 ]"
 }
 
 # The same with ACCELCTL_JOB_ID set, as a site's prolog may do: then the restart
