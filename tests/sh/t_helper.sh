@@ -40,8 +40,7 @@ testStartStatusStop() {
 	# shellcheck disable=SC2086
 	run $R0 -- helper stop
 	assertRc 0 "stop"
-	local i=0
-	while alive "$pid" && [ $i -lt 50 ]; do sleep 0.05; i=$((i + 1)); done
+	eventually 15 eval '! alive "$pid"'	# a moment after: 2.5 s counted in tries was tight
 	assertFalse "stopped" "alive $pid"
 	assertFalse "socket removed" "[ -e '$RT/hj.sock' ]"
 	assertContains "$(cat "$RT/hj.log")" "stop requested by rank 0"
@@ -89,15 +88,21 @@ testIdleExit() {
 }
 
 # No polling: an idle helper is not woken up (its context switches stay still).
+# Measured once it serves and has settled (its count the same a second apart),
+# not after a fixed half second that a busy machine's (ASan) helper was still
+# starting in.
+switches() { awk '/ctxt_switches/ { s += $2 } END { print s }' "/proc/$1/status"; }
+settled() { local a; a=$(switches "$1"); sleep 1; [ "$(switches "$1")" = "$a" ]; }
 testNoWakeupsWhileIdle() {
 	# shellcheck disable=SC2086
 	run $R0 -- helper start
 	local pid; pid=$(cat "$RT/hj.pid")
-	sleep 0.5
+	eventually 30 grep -q "serving job hj" "$RT/hj.log"
+	eventually 30 settled "$pid"
 	local a b
-	a=$(awk '/ctxt_switches/ { s += $2 } END { print s }' "/proc/$pid/status")
+	a=$(switches "$pid")
 	sleep 3
-	b=$(awk '/ctxt_switches/ { s += $2 } END { print s }' "/proc/$pid/status")
+	b=$(switches "$pid")
 	assertEquals "wake-ups in 3 s idle" 0 "$((b - a))"
 }
 
@@ -113,7 +118,7 @@ testRunInForeground() {
 	(run $R0 -- barrier --timeout 5s fg; echo "$rc" >"$RT/rc0") &
 	# shellcheck disable=SC2086
 	run $R1 -- barrier --timeout 5s fg
-	wait %2 2>/dev/null; sleep 0.1
+	wait %2 2>/dev/null
 	assertEquals "barrier through the foreground helper" 0 "$rc"
 	assertEquals "no other helper was started" "$fg" "$(cat "$RT/hj.pid")"
 	# shellcheck disable=SC2086
