@@ -5,10 +5,15 @@
 # half-moved for 12 s (ASK followed with ASKING, TRYAGAIN sent again), a replica
 # takes over with CLUSTER FAILOVER, the slot's master is SIGKILLed (its replica is
 # promoted). Each prints the time from the fault to the next barrier passed.
+#
+# One cluster serves every test (cluster.sh's cl_ready): started for the first,
+# put back as it was for each next one (a node killed or stopped back, roles and
+# slots moved back, data, scripts, counters and clients cleared).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../sh/cluster.sh"
 
-tearDown() { faults_teardown; cl_stop; }
+tearDown() { faults_teardown; }
+oneTimeTearDown() { faults_teardown; cl_stop; }
 
 # The job's slot and the node serving it now.
 job_slot() { cl_slot "{$JOB}"; }
@@ -26,29 +31,61 @@ migrate_keys() {
 	return 0
 }
 
+# The counters below ask NODE through CLI: cl_cli (bounded) by default; the
+# polls (run by eventually, which has its own deadline, on a node that runs) make
+# it cl_rcli, one process a look instead of two. Their output is read by bash.
+
 # redirected NODE: it gave an ASK or TRYAGAIN reply.
-redirected() { [ "$(redirects "$1")" -gt 0 ]; }
+redirected() { local CLI=cl_rcli; [ "$(redirects "$1")" -gt 0 ]; }
 
 # redirects NODE: how many ASK and TRYAGAIN replies NODE gave.
 redirects() {
-	cl_cli "$1" info errorstats | tr -d '\r' |
-		awk -F'[=,]' '/^errorstat_(ASK|TRYAGAIN):/ { n += $2 } END { print n + 0 }'
+	local out l n=0
+	out=$("${CLI:-cl_cli}" "$1" info errorstats 2>/dev/null)
+	while IFS= read -r l; do
+		l=${l%$'\r'}
+		case $l in
+		errorstat_ASK:count=* | errorstat_TRYAGAIN:count=*)
+			l=${l#*count=}
+			n=$((n + ${l%%,*}))
+			;;
+		esac
+	done <<<"$out"
+	echo "$n"
 }
 
 # asked NODE: it was sent ASKING (a helper followed an ASK there).
-asked() { cl_cli "$1" info commandstats | tr -d '\r' | grep -q '^cmdstat_asking:calls=[1-9]'; }
+asked() {
+	local out
+	out=$(cl_rcli "$1" info commandstats 2>/dev/null)
+	[[ $'\n'$out =~ $'\n'cmdstat_asking:calls=[1-9] ]]
+}
 
 # askers NODE: the clients connected to NODE, but the one asking, its replicas'
 # links and MIGRATE's cached connection (RESTORE-ASKING): the helpers'
 # connections to it as the importing node; askers_at_least NODE N: N of them.
 askers() {
-	echo $(($(cl_cli "$1" client list | grep 'cmd=' | grep -v 'cmd=restore-asking' |
-		grep -vc 'flags=[^ ]*S') - 1))
+	local out l n=0
+	out=$("${CLI:-cl_cli}" "$1" client list 2>/dev/null)
+	while IFS= read -r l; do
+		case $l in *cmd=restore-asking*) continue ;; *cmd=*) ;; *) continue ;; esac
+		[[ $l =~ flags=[^\ ]*S ]] && continue
+		n=$((n + 1))
+	done <<<"$out"
+	echo $((n - 1))
 }
-askers_at_least() { [ "$(askers "$1")" -ge "$2" ]; }
+askers_at_least() { local CLI=cl_rcli; [ "$(askers "$1")" -ge "$2" ]; }
 
-# conns NODE: the connections NODE has accepted since it started.
-conns() { cl_cli "$1" info stats | tr -d '\r' | awk -F: '$1 == "total_connections_received" { print $2 }'; }
+# conns NODE: the connections NODE has accepted since it started (or since the
+# last reset of its counters).
+conns() {
+	local out l
+	out=$(cl_cli "$1" info stats)
+	while IFS= read -r l; do
+		l=${l%$'\r'}
+		case $l in total_connections_received:*) echo "${l#*:}"; return ;; esac
+	done <<<"$out"
+}
 
 # start_move [DST]: the job's slot starts moving from the master serving it to
 # DST, or else the first other master: IMPORTING there, MIGRATING here, its
@@ -80,7 +117,7 @@ migrate() {
 	# Until a helper met the half-moved slot: the source's count of ASK and
 	# TRYAGAIN replies (INFO errorstats) grows (the helpers' logs say it at
 	# most once per 10 s).
-	eventually 15 redirected "$src" || echo "no helper met the moving slot" >&2
+	eventually 30 redirected "$src" || echo "no helper met the moving slot" >&2
 	REDIRECTS=$(redirects "$src")
 	if [ -n "${HOLD:-}" ]; then
 		# Held half-moved for HOLD s (the fault's length: longer than
@@ -88,7 +125,7 @@ migrate() {
 		# ASK is followed to the importing node with ASKING, TRYAGAIN
 		# sent again, and no helper drops its connections (the
 		# source accepts none; the harness's own INFO is one).
-		eventually 15 asked "$dst" && ASKED=1
+		eventually 30 asked "$dst" && ASKED=1
 		local c0 r0; r0=$(redirects "$src") c0=$(conns "$src")
 		sleep "$HOLD"
 		REDIALS=$(($(conns "$src") - c0 - 1))
@@ -117,7 +154,7 @@ lose_importing() {
 	start_move || return 1
 	slot=$MV_SLOT src=$MV_SRC dst=$MV_DST
 	touch "$d/faulted"
-	eventually 15 asked "$dst" && ASKED=1
+	eventually 30 asked "$dst" && ASKED=1
 	c0=$(conns "$src")
 	fault "$d" lost
 	case $HOW in
@@ -144,7 +181,7 @@ give_up_then_move() {
 		[ "$i" != "$src" ] && [ "$i" != "$a" ] && [ "$(cl_role "$i")" = master ] &&
 			MIGRATE_TO=$i && break
 	done
-	eventually 15 asked "$a" || { echo "no helper followed ASK to $a" >&2; return 1; }
+	eventually 30 asked "$a" || { echo "no helper followed ASK to $a" >&2; return 1; }
 	# Most often both posting nodes' helpers meet an ASK (node 2 is held
 	# back); which do depends on the keys moved first: take what came.
 	eventually 5 askers_at_least "$a" $((NODES - 1)) || true
@@ -167,14 +204,14 @@ slot_pair() {
 }
 
 # promoted NODE: it is a master, and says the cluster is whole.
-promoted() { [ "$(cl_role "$1")" = master ] && cl_ok "$1"; }
+promoted() { cl_is "$1" master && cl_ok "$1"; }
 
 # cluster_failover DIR: the slot master's replica takes over (CLUSTER FAILOVER).
 cluster_failover() {
 	slot_pair || return 1
 	fault "$1" failover
 	cl_cli "$REP" cluster failover | grep -q OK || return 1
-	eventually 20 promoted "$REP"
+	eventually 60 promoted "$REP"
 }
 
 # kill_slot_master DIR: SIGKILL the slot's master; its replica is promoted.
@@ -182,7 +219,7 @@ kill_slot_master() {
 	slot_pair || return 1
 	fault "$1" kill
 	kill -9 "$(cl_pid "$SRC")" || return 1
-	eventually 30 promoted "$REP" || return 1
+	eventually 60 promoted "$REP" || return 1
 	fault "$1" promoted
 }
 
@@ -193,14 +230,14 @@ stop_slot_master() {
 	slot_pair || return 1
 	fault "$1" stop
 	kill -STOP "$(cl_pid "$SRC")" || return 1
-	eventually 30 promoted "$REP" || return 1
+	eventually 60 promoted "$REP" || return 1
 	fault "$1" promoted
 }
 
 report() { echo "# cluster: $1: the next barrier passed $(next_pass "$LOOP_DIR" "$2") ms after the fault" >&2; }
 
 testSlotMigratedMidLoop() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	mixed_loop "$RDV_CLUSTER" migrate
 	assertMidLoop "$LOOP_DIR" $GENS migrate moved
@@ -216,7 +253,7 @@ testSlotMigratedMidLoop() {
 # TRYAGAIN's commands again, without reconnecting; once it has moved, the
 # next barrier passes at the loop's pace (no back-off to sit out).
 testSlotHeldHalfMovedFollowsAsk() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	HOLD=12 ASKED=0 REDIALS=x
 	# A TTL of 4 s: the hold outlasts it three times, so the keys of what
@@ -239,14 +276,25 @@ testSlotHeldHalfMovedFollowsAsk() {
 testMigrationHelpersUnderValgrind() {
 	local d; d=$(scratch)/vg
 	if vg_unavailable; then startSkipping; fail "valgrind unavailable"; return; fi
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM RDV=$RDV_CLUSTER ASKED=0
 	vg_helpers_start "$d" 2 2 || return
-	job_start "$d" 2 2 'loop 20 60s 8 1 faulted'
+	# 20 generations of barrier "loop" (faults/lib.sh's loop), node 1 held back
+	# at generation 8 until the move begins (migrate lets it go once the first
+	# keys moved) and at 16 until it has ended: generations pass while the slot
+	# is half-moved and after it moved, whatever the machine's speed (the loop
+	# once ran to its end during the 6 s hold, and "moved" came after it).
+	job_start "$d" 2 2 'for ((g = 0; g < 20; g++)); do
+		if [ "$ACCELCTL_NODE_RANK" = 1 ]; then
+			case $g in 8) waitfor faulted 120 ;; 16) waitfor moved 120 ;; esac
+		fi
+		nap 0.0$((RANDOM % 5))
+		bar loop --timeout 60s || exit
+	done'
 	if at_gen "$d" 8; then
 		HOLD=6 migrate "$d" || fail "the migration did not happen"
 	fi
-	touch "$d/faulted"
+	touch "$d/faulted" "$d/moved"
 	job_wait
 	assertAllRc 0 "$d" 4 "a migration with the helpers under valgrind"
 	assertNoEarly "$d"
@@ -259,7 +307,7 @@ testMigrationHelpersUnderValgrind() {
 # connection and send again what it carried, after a back-off; once the move
 # is given up, the job goes on (what moved to the lost node is posted again).
 checkImportingLost() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	HOW=$1 HOLD=8 ASKED=0 REDIALS=x
 	mixed_loop "$RDV_CLUSTER" lose_importing
@@ -294,7 +342,7 @@ testImportingNodeHangs() {
 # in the way: before, they sent every command back to the slot's node every
 # 100 ms for as long as the move lasted, 180 redirects a second per helper).
 testMoveGivenUpThenAnother() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	HOLD=8 ASKED=0 PER_S=x MIGRATE_TO= ASKERS_A=
 	mixed_loop "$RDV_CLUSTER" give_up_then_move
@@ -311,7 +359,7 @@ testMoveGivenUpThenAnother() {
 }
 
 testClusterFailoverMidLoop() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	mixed_loop "$RDV_CLUSTER" cluster_failover
 	assertMidLoop "$LOOP_DIR" $GENS failover
@@ -319,7 +367,7 @@ testClusterFailoverMidLoop() {
 }
 
 testSlotMasterKilledMidLoop() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	mixed_loop "$RDV_CLUSTER" kill_slot_master
 	assertMidLoop "$LOOP_DIR" $GENS kill
@@ -328,7 +376,7 @@ testSlotMasterKilledMidLoop() {
 }
 
 testSlotMasterStalledMidLoop() {
-	cl_start || { fail "the cluster did not start"; return; }
+	cl_ready || { fail "the cluster did not start"; return; }
 	JOB=job$RANDOM$RANDOM
 	mixed_loop "$RDV_CLUSTER" stop_slot_master
 	assertMidLoop "$LOOP_DIR" $GENS stop promoted
