@@ -15,33 +15,48 @@ node_of() {
 	if [ $(($2 % NN)) = 0 ] && [ "$2" -ge "$NN" ]; then echo $(($1 / ($2 / NN))); else echo 0; fi
 }
 
+# /usr/bin/python3, not whatever python3 comes first on PATH (a pyenv shim
+# costs a second a start, and these run some thirty times a suite).
+PY=$(command -v /usr/bin/python3 python3 | head -1)
+
 # json FILE PYTHON-EXPR: EXPR of the JSON object in FILE (as h), printed.
 json() {
-	python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	"$PY" -c 'import json, sys; h = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# within ACTUAL EXPECTED PERCENT: |ACTUAL - EXPECTED| <= PERCENT% of EXPECTED.
+# within ACTUAL EXPECTED PERCENT: |ACTUAL - EXPECTED| <= PERCENT% of EXPECTED,
+# or a second (ACTUAL and EXPECTED in us): what the ranks' clocks say includes
+# their accelctl's start and its arrival at the helper, which a busy machine
+# (ASan, 4 etcd nodes) delays by more than 10% of 5 s; a wrong measure is off
+# by the whole lateness.
 within() {
-	python3 -c 'import sys; a, e, p = map(float, sys.argv[1:]); sys.exit(abs(a - e) > e * p / 100)' "$@"
+	"$PY" -c 'import sys; a, e, p = map(float, sys.argv[1:]); sys.exit(abs(a - e) > max(e * p / 100, 1e6))' "$@"
 }
 
-# A job of 4 ranks where rank 3 comes 5 s late to barrier 'slow' (10% of it,
-# 500 ms, holds what a busy machine adds to the first ranks' start-up under
-# ASan, which the lateness by their clocks counts and the helper does not); every rank
+# A job of 4 ranks where rank 3 comes 5 s late to barrier 'slow'; every rank
 # notes the time just before it calls the barrier; each node's local main then
 # writes its history as JSON (DIR/h.NODE.json) and as text (DIR/h.NODE.txt).
+# The job runs once a suite (three tests read it; each paid its 5 s and
+# launch before), each test gets a copy of its files.
 slow_job() {
-	local d=$1
-	RUN_LIMIT=60 run -- launch -n 4 --tag -- bash -c '
-		accelctl barrier start
-		[ $ACCELCTL_RANK = 3 ] && sleep 5
-		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
-		accelctl barrier slow
-		if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
-			accelctl status --history 1 --json >'"$d"'/h.$ACCELCTL_NODE_RANK.json
-			accelctl status --history >'"$d"'/h.$ACCELCTL_NODE_RANK.txt
-		fi
-		accelctl barrier end'
+	local d=$1 s; s=$(scratch)/slow-job
+	if [ ! -e "$s/rc" ]; then
+		mkdir -p "$s"
+		RUN_LIMIT=300 run -- launch -n 4 --tag -- bash -c '
+			accelctl barrier start
+			[ $ACCELCTL_RANK = 3 ] && sleep 5
+			date +%s%N >'"$s"'/t.$ACCELCTL_RANK
+			accelctl barrier slow
+			if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
+				accelctl status --history 1 --json >'"$s"'/h.$ACCELCTL_NODE_RANK.json
+				accelctl status --history >'"$s"'/h.$ACCELCTL_NODE_RANK.txt
+			fi
+			accelctl barrier end'
+		printf '%s\n' "$rc" >"$s/rc"
+		printf '%s\n' "$err" >"$s/err"
+	fi
+	rm -rf "$d"; cp -a "$s" "$d"
+	rc=$(<"$s/rc") err=$(<"$s/err")
 }
 
 testSlowRankNamedLast() {
@@ -57,7 +72,7 @@ testSlowRankNamedLast() {
 		assertContains "node $n's text" "$(tr -s ' ' <"$d/h.$n.txt")" " slow 0 rank 3 (node $node3) "
 	done
 	# Rank 0 waited for rank 3 as long as rank 3 was late by the ranks'
-	# own clocks (one host here), within 10%.
+	# own clocks (one host here), within 10% (or a second: within).
 	local late waited
 	late=$(( ($(cat "$d/t.3") - $(cat "$d/t.0")) / 1000 ))
 	waited=$(json "$d/h.0.json" 'int(h["collectives"][0]["ranks"][0]["waited_s"] * 1e6)')
@@ -85,8 +100,8 @@ testRankSecondsAreTheSumOfWaits() {
 
 # Across nodes, every node's history has the spread of the nodes' posts,
 # from each node's own interval since the release of 'start' (no clocks
-# compared): the slow node's lateness within 10%, the first node another
-# one, the nodes' waits their sum. One node: nothing across.
+# compared): the slow node's lateness within 10% (or a second), the first
+# node another one, the nodes' waits their sum. One node: nothing across.
 testSpreadAcrossNodes() {
 	local d; d=$(scratch)/across; mkdir -p "$d"
 	slow_job "$d"
@@ -100,16 +115,16 @@ testSpreadAcrossNodes() {
 		return
 	fi
 	# Node 3's lateness: rank 3's call after the latest other node's.
-	late=$(python3 -c 'import sys
+	late=$("$PY" -c 'import sys
 t = [int(open("%s/t.%d" % (sys.argv[1], r)).read()) for r in range(4)]
 per = 4 // int(sys.argv[2]); mine = 3 // per
 print((t[3] - max(t[r] for r in range(4) if r // per != mine)) // 1000)' "$d" "$NN")
 	for ((n = 0; n < nodes; n++)); do
 		assertEquals "node $n: spread across ~${late}us: $(cat "$d/h.$n.json")" "True" \
-			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['spread_across_s'] * 1e6 - $late) <= max($late * 0.1, 1e6)")"
 		assertEquals "node $n: first" "True" "$(json "$d/h.$n.json" "h['collectives'][0]['first_node'] != $node3")"
 		assertEquals "node $n: node-seconds" "True" \
-			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['node_seconds_waited'] - $((NN - 1)) * h['collectives'][0]['spread_across_s']) <= 0.1 * h['collectives'][0]['spread_across_s']")"
+			"$(json "$d/h.$n.json" "abs(h['collectives'][0]['node_seconds_waited'] - $((NN - 1)) * h['collectives'][0]['spread_across_s']) <= max(0.1 * h['collectives'][0]['spread_across_s'], 1.0)")"
 	done
 	# The first collective of a helper has no previous release: '?'.
 	assertContains "start's ACROSS: $(cat "$d/h.0.txt")" "$(tr -s ' ' <"$d/h.0.txt")" " ? "
@@ -130,7 +145,7 @@ testAcrossCountsFromBarriersOnly() {
 		redis_start
 		rdv=("ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK")
 	fi
-	RUN_LIMIT=60 run "${rdv[@]}" -- launch --nnodes 4 -n 1 --tag -- bash -c '
+	RUN_LIMIT=300 run "${rdv[@]}" -- launch --nnodes 4 -n 1 --tag -- bash -c '
 		accelctl barrier up
 		accelctl barrier warm
 		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 5
@@ -143,28 +158,28 @@ testAcrossCountsFromBarriersOnly() {
 	assertRc 0 "4 nodes, node 2 late to a broadcast"
 	# Node 2's lateness by the nodes' own clocks (one host here).
 	local n late c='[c for c in h["collectives"] if c["name"] == "data-ready"][0]'
-	late=$(python3 -c 'import sys; t = [int(open("%s/t.%d" % (sys.argv[1], n)).read()) for n in range(4)]
+	late=$("$PY" -c 'import sys; t = [int(open("%s/t.%d" % (sys.argv[1], n)).read()) for n in range(4)]
 print((t[2] - max(t[0], t[1], t[3])) // 1000)' "$d")
 	for n in 0 1 2 3; do
 		assertEquals "node $n: data-ready's spread across ~${late}us: $(cat "$d/h.$n.json")" "True" \
-			"$(json "$d/h.$n.json" "abs($c['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+			"$(json "$d/h.$n.json" "abs($c['spread_across_s'] * 1e6 - $late) <= max($late * 0.1, 1e6)")"
 		assertEquals "node $n: the first is not node 2" "True" "$(json "$d/h.$n.json" "$c['first_node'] in (0, 1, 3)")"
 		assertEquals "node $n: node-seconds" "True" \
-			"$(json "$d/h.$n.json" "abs($c['node_seconds_waited'] - 3 * $c['spread_across_s']) <= 0.1 * $c['spread_across_s']")"
+			"$(json "$d/h.$n.json" "abs($c['node_seconds_waited'] - 3 * $c['spread_across_s']) <= max(0.1 * $c['spread_across_s'], 1.0)")"
 	done
 }
 
 # --wait: the source's CMD time on its node; the others waited about as long.
 testWaitRecordsCmd() {
 	local d; d=$(scratch)/wait; mkdir -p "$d"
-	RUN_LIMIT=60 run -- launch -n 2 --tag -- bash -c '
+	RUN_LIMIT=300 run -- launch -n 2 --tag -- bash -c '
 		accelctl on-main --wait -- sh -c "date +%s%N >'"$d"'/s; sleep 3; date +%s%N >'"$d"'/e"
 		[ $ACCELCTL_RANK = 0 ] && accelctl status --history 1 --json >'"$d"'/h.json
 		accelctl barrier end'
 	assertRc 0 "the job"
 	assertEquals "kind" "wait" "$(json "$d/h.json" 'h["collectives"][0]["kind"]')"
 	# As long as CMD ran by its own clock (a busy machine may stretch the
-	# sleep), within 10%.
+	# sleep), within 10% (or a second: within).
 	local ran; ran=$(( ($(cat "$d/e") - $(cat "$d/s")) / 1000 ))
 	assertTrue "CMD ran ${ran} us by its clock" \
 		"within $(json "$d/h.json" 'int(h["collectives"][0]["cmd_s"] * 1e6)') $ran 10"
@@ -179,7 +194,7 @@ testNodeScopedSourceNamedByGlobalRank() {
 	[ $((4 % NN)) != 0 ] || [ $((4 / NN)) -ge 2 ] ||
 		{ echo "one rank a node: left out at $NN nodes" >&2; return; }
 	local d; d=$(scratch)/local; mkdir -p "$d"
-	RUN_LIMIT=60 run -- launch -n 4 --tag -- bash -c '
+	RUN_LIMIT=300 run -- launch -n 4 --tag -- bash -c '
 		accelctl on-local-process 1 --wait -- sleep 0.3
 		[ $ACCELCTL_LOCAL_RANK = 0 ] && accelctl status --history 1 --json >'"$d"'/h.$ACCELCTL_NODE_RANK.json
 		accelctl barrier end'
@@ -251,11 +266,14 @@ testReplacedHelperKeepsNoRecordOfTheReplayed() {
 	# Rank 1 watches the helper that rank 0 waits at: one node.
 	[ "$NN" = 1 ] || { echo "one node only: left out at $NN" >&2; return; }
 	local d; d=$(scratch)/killed; mkdir -p "$d"
-	RUN_LIMIT=60 run -- launch -n 2 --tag -- bash -c '
+	RUN_LIMIT=300 run -- launch -n 2 --tag -- bash -c '
 		accelctl barrier first
 		if [ $ACCELCTL_RANK = 1 ]; then
-			i=0; until accelctl status | grep -q "^barrier  *k  "; do sleep 0.05; i=$((i + 1)); [ $i -lt 200 ] || exit 9; done
-			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+			end=$((SECONDS + 60))
+			until accelctl status | grep -q "^barrier  *k  "; do sleep 0.05; [ $SECONDS -lt $end ] || exit 9; done
+			# Gone, not dying, when rank 1 arrives.
+			p=$(cat $ACCELCTL_RUNTIME_DIR/*.pid); kill -9 $p
+			while kill -0 $p 2>/dev/null; do sleep 0.02; done
 		fi
 		accelctl barrier --timeout 30s k || exit
 		accelctl barrier after
@@ -271,7 +289,7 @@ testReplacedHelperKeepsNoRecordOfTheReplayed() {
 # much later than this rank (or than this node's ranks, across nodes).
 testLongWaitEndsWithWhoCameLast() {
 	local node1; node1=$(node_of 1 2)
-	RUN_LIMIT=120 run -- launch -n 2 --tag -- bash -c '
+	RUN_LIMIT=300 run -- launch -n 2 --tag -- bash -c '
 		[ $ACCELCTL_RANK = 1 ] && sleep 62
 		accelctl barrier --timeout 5m long'
 	assertRc 0 "the job"
