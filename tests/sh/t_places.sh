@@ -9,12 +9,24 @@
 
 USER_NAME=accelctl-test
 
+# make_user NAME: NAME exists, made if need be. sh.peeruid makes the same user,
+# maybe at the same moment: a useradd that lost /etc/passwd's lock to it (or
+# found the user made meanwhile) fails; tried again for 30 s, as long as the
+# user is not there.
+make_user() {
+	local end=$((SECONDS + 30))
+	until id "$1" >/dev/null 2>&1; do
+		useradd --system --no-create-home "$1" 2>/dev/null && return 0
+		[ $SECONDS -lt $end ] || { id "$1" >/dev/null 2>&1; return; }
+		sleep 0.5
+	done
+}
+
 oneTimeSetUp() {
 	BASE=$(mktemp -d /tmp/accelctl-places.XXXXXX)
 	chmod 755 "$BASE"
 	OTHER=""
-	if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null &&
-		{ id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME"; }; then
+	if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && make_user "$USER_NAME"; then
 		OTHER=$USER_NAME
 		OUID=$(id -u "$USER_NAME")
 		# Their build: ours may sit in root's 0700 home (sh.peeruid does so).
@@ -55,12 +67,9 @@ as_other() {
 	err=$(cat "$d/oerr")
 }
 
-# wait_for FILE: until FILE exists, at most 20 s.
-wait_for() {
-	local i=0
-	while [ ! -e "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-	[ -e "$1" ]
-}
+# wait_for FILE: until FILE exists, at most 60 s by the clock (a guard; 400
+# tries of 50 ms were "20 s" only on an idle machine).
+wait_for() { eventually 60 test -e "$1"; }
 
 # Slurm's --export=ALL brings the login node's /run/user/UID: not here, so
 # the default place is used, and the helper's log says why.
@@ -154,8 +163,7 @@ testFilesFollowTheDescriptor() {
 	: >"$d.other/fdjob.pid"
 	: >"$d.other/fdjob.sock"
 	kill -TERM "$pid"
-	local i=0
-	while [ -e "$d.moved/fdjob.pid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	eventually 30 test ! -e "$d.moved/fdjob.pid"
 	assertFalse "its pid file removed where it was" "[ -e '$d.moved/fdjob.pid' ]"
 	assertFalse "its socket removed where it was" "[ -e '$d.moved/fdjob.sock' ]"
 	assertTrue "the other directory's pid file left alone" "[ -e '$d.other/fdjob.pid' ]"

@@ -62,15 +62,17 @@ testPasswordNotInCmdline() {
 	local d; d=$(scratch)/pw; mkdir -p -m 700 "$d"
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" TMPDIR="$d" "$ACCELCTL" launch -n 2 --nnodes 2 \
 		--rendezvous "redis://:S3cretPw$$@127.0.0.1:$REDIS_PORT" -- \
-		bash -c 'accelctl barrier --timeout 20s pw && touch '"$d"'/met.$ACCELCTL_RANK &&
+		bash -c 'accelctl barrier --timeout 120s pw && touch '"$d"'/met.$ACCELCTL_RANK &&
 			while [ ! -e '"$d"'/go ]; do sleep 0.1; done' >"$d/out" 2>"$d/err" &
 	local l=$!
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" ACCELCTL_RUNTIME_DIR="$d" ACCELCTL_JOB_ID=pw \
 		ACCELCTL_WORLD_SIZE=4 ACCELCTL_LOCAL_WORLD_SIZE=2 ACCELCTL_NODE_RANK=1 ACCELCTL_NNODES=2 \
 		ACCELCTL_RANK=2 ACCELCTL_LOCAL_RANK=0 "$ACCELCTL" helper run \
 		--rendezvous "redis://user:S3cretPw$$@127.0.0.1:$REDIS_PORT" 2>"$d/run.err" &
-	local h=$! i=0
-	while [ "$(ls "$d" | grep -c '^met')" -lt 4 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	local h=$!
+	# Every process is there while the ranks wait for "go": 60 s by the
+	# clock for them to meet (200 tries of 0.1 s were a count).
+	eventually 60 eval '[ "$(ls "$d" | grep -c "^met")" -ge 4 ]'
 	accelctl_cmdlines >"$d/cmdlines"
 	touch "$d/go"
 	wait $l
