@@ -7,6 +7,10 @@
 oneTimeSetUp() { redis_start; }
 oneTimeTearDown() { redis_stop; }
 
+# /usr/bin/python3, not whatever python3 comes first on PATH (a pyenv shim
+# costs a second a start).
+PY=$(command -v /usr/bin/python3 python3 | head -1)
+
 # across NODES RANKS ARGS...: accelctl launch on simulated nodes through Redis.
 across() {
 	local nodes=$1 ranks=$2; shift 2
@@ -74,10 +78,17 @@ testAbortAcrossNodes() {
 }
 
 testTimeoutNamesMissingNode() {
-	# Node 1's ranks meet their helper (which tells Redis who they are), then leave.
+	# Node 1's ranks meet their helper (which tells Redis who they are), then
+	# stay, without arriving, until node 0's ranks have timed out: a rank
+	# that exits is lost for the waits that need it (exit 4, not a timeout).
+	local d; d=$(scratch)/missing; mkdir -p "$d"
 	across 2 2 bash -c '
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then accelctl on-local-main --wait -- true; exit 0; fi
-		sleep 0.5; accelctl barrier --timeout 2s alone; echo "rc=$?"'
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			accelctl on-local-main --wait -- true
+			until [ $(ls '"$d"'/done.* 2>/dev/null | wc -l) -ge 2 ] || [ $SECONDS -gt 120 ]; do sleep 0.05; done
+			exit 0
+		fi
+		sleep 0.5; accelctl barrier --timeout 2s alone; echo "rc=$?"; touch '"$d"'/done.$ACCELCTL_RANK'
 	assertEquals "node 0 times out" 2 "$(printf '%s\n' "$out" | grep -c 'rc=124$')"
 	assertContains "$err" "all 2 ranks of node 0 arrived; waiting for node 1 ($(hostname): ranks 2, 3)"
 }
@@ -85,22 +96,23 @@ testTimeoutNamesMissingNode() {
 # status on a node whose ranks all arrived names the missing node, its host and ranks.
 # Node 1 arrives only once rank 0 has read that status; rank 0 asks until the
 # text is there (the first look at the missing nodes is 500 ms after the post,
-# and under ASan on a busy machine rank 1 may arrive a second late), 15 s at most.
+# and under ASan on a busy machine rank 1 may arrive a second late), 60 s at
+# most by bash's clock (a guard; the deadlines are 120 s).
 testStatusAcrossNodesNamesMissing() {
 	local d; d=$(scratch)/st; mkdir -p "$d"
 	across 2 2 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
 			accelctl on-local-main --wait -- true
-			end=$(($(date +%s) + 18)); until [ -e '"$d"'/read ] || [ $(date +%s) -ge $end ]; do sleep 0.1; done
-			accelctl barrier --timeout 20s s; exit
+			end=$((SECONDS + 75)); until [ -e '"$d"'/read ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
+			accelctl barrier --timeout 120s s; exit
 		fi
 		if [ $ACCELCTL_RANK = 0 ]; then
-			accelctl barrier --timeout 20s s & end=$(($(date +%s) + 15))
+			accelctl barrier --timeout 120s s & end=$((SECONDS + 60))
 			while accelctl status >'"$d"'/status; ! grep -q "waiting for node 1 (.*: ranks 2, 3)" '"$d"'/status &&
-			    [ $(date +%s) -lt $end ]; do sleep 0.1; done
+			    [ $SECONDS -lt $end ]; do sleep 0.1; done
 			: >'"$d"'/read; wait
 		else
-			accelctl barrier --timeout 20s s
+			accelctl barrier --timeout 120s s
 		fi'
 	assertRc 0 "barrier"
 	assertContains "$(cat "$d/status")" "barrier    s"
@@ -130,22 +142,23 @@ testJobsShareRedisNeverMeet() {
 # A run counter that is not a run number (another program's key, a hand-made
 # SET): every rank fails at once, naming the key, where a registration that
 # compared numbers sent "5.5" and 5 back and forth for ever (review of issue 20).
+# At once: under 60 s of the 120 s deadline (two accelctl calls on a busy machine).
 testRunCounterNotANumber() {
 	local base v t0; base=$(scratch)/ctr
 	local common="ACCELCTL_RENDEZVOUS=unix://$REDIS_SOCK ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_LOCAL_RANK=0 ACCELCTL_NNODES=2"
 	for v in 5.5 1e300 abc; do
 		mkdir -p "$base$v/0" "$base$v/1"; chmod 700 "$base$v/0" "$base$v/1"
 		redis_cli set "accelctl:{C$v}:run" "$v" >/dev/null
-		t0=$(date +%s)
+		t0=$SECONDS
 		# shellcheck disable=SC2086
-		(run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 30s x
+		(RUN_LIMIT=300 run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/1" ACCELCTL_RANK=1 ACCELCTL_NODE_RANK=1 -- barrier --timeout 120s x
 		 echo "$rc" >"$base$v/1.rc") &
 		# shellcheck disable=SC2086
-		run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 30s x
+		RUN_LIMIT=300 run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- barrier --timeout 120s x
 		wait
 		assertEquals "counter '$v': node 0 fails" 125 "$rc"
 		assertContains "counter '$v': $err" "$err" "accelctl:{C$v}:run holds '$v', not a run number"
-		assertTrue "counter '$v': at once, not at the deadline" "[ $(($(date +%s) - t0)) -lt 20 ]"
+		assertTrue "counter '$v': at once, not at the deadline ($((SECONDS - t0)) s)" "[ $((SECONDS - t0)) -lt 60 ]"
 		# shellcheck disable=SC2086
 		run $common ACCELCTL_JOB_ID=C$v ACCELCTL_RUNTIME_DIR="$base$v/0" ACCELCTL_RANK=0 ACCELCTL_NODE_RANK=0 -- helper stop
 		# shellcheck disable=SC2086
@@ -249,7 +262,7 @@ EOS
 # slow one said "?" (and the slow one itself, by its own clock, "rank 5").
 testHistoryNamesTheSlowNode() {
 	local d; d=$(scratch)/hist; mkdir -p "$d"
-	RUN_LIMIT=60 across 4 2 bash -c '
+	RUN_LIMIT=300 across 4 2 bash -c '
 		accelctl barrier start
 		[ $ACCELCTL_RANK = 5 ] && sleep 5
 		date +%s%N >'"$d"'/t.$ACCELCTL_RANK
@@ -265,33 +278,36 @@ testHistoryNamesTheSlowNode() {
 	[ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ] && last="?"
 	# Node 2's lateness by the ranks' own clocks (one host here): its last
 	# rank's call after the latest of the other nodes' ranks.
-	late=$(python3 -c 'import sys; t = {r: int(open("%s/t.%d" % (sys.argv[1], r)).read()) for r in range(8)}
+	late=$("$PY" -c 'import sys; t = {r: int(open("%s/t.%d" % (sys.argv[1], r)).read()) for r in range(8)}
 print((t[5] - max(v for r, v in t.items() if r not in (4, 5))) // 1000)' "$d")
 	for n in 0 1 2 3; do
 		assertContains "node $n: $(cat "$d/h.$n")" "$(tr -s ' ' <"$d/h.$n")" " slow 0 $last "
 		# Every node, the slow one too, has the spread across nodes (from
 		# every node's own interval, no clocks compared): node 2's
-		# lateness within 10%; the first to post is another node, and
-		# the nodes' waits add up to three times the spread.
+		# lateness within 10% or a second (the ranks' clocks are read
+		# before their accelctl starts, which a busy machine delays);
+		# the first to post is another node, and the nodes' waits add up
+		# to three times the spread (10% or a second).
 		if [ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ]; then
 			assertEquals "node $n: no spread over NCCL" "(None, None)" \
 				"$(jq_ "$d/j.$n" 'c["spread_across_s"], c["first_node"]')"
 			continue
 		fi
 		assertEquals "node $n: spread ${late}us: $(cat "$d/j.$n")" "True" \
-			"$(jq_ "$d/j.$n" "abs(c['spread_across_s'] * 1e6 - $late) <= $late * 0.1")"
+			"$(jq_ "$d/j.$n" "abs(c['spread_across_s'] * 1e6 - $late) <= max($late * 0.1, 1e6)")"
 		assertEquals "node $n: the first is not node 2" "True" "$(jq_ "$d/j.$n" 'c["first_node"] in (0, 1, 3)')"
 		assertEquals "node $n: node-seconds" "True" \
-			"$(jq_ "$d/j.$n" 'abs(c["node_seconds_waited"] - 3 * c["spread_across_s"]) <= 0.1 * c["spread_across_s"]')"
+			"$(jq_ "$d/j.$n" 'abs(c["node_seconds_waited"] - 3 * c["spread_across_s"]) <= max(0.1 * c["spread_across_s"], 1.0)')"
 	done
-	# The slow node waited for nobody, and says so; node 0 waited.
-	assertEquals "node 2 waited" "True" "$(jq_ "$d/j.2" 'c["waited_across_s"] < 0.2')"
+	# The slow node waited for nobody, and says so (against the others' 5 s:
+	# under a second, where 0.2 s judged the machine's latency); node 0 waited.
+	assertEquals "node 2 waited" "True" "$(jq_ "$d/j.2" 'c["waited_across_s"] < 1.0')"
 	[ -z "${ACCELCTL_TEST_SHOW:-}" ] || cat "$d/h.0" "$d/h.2" "$d/j.0" >&2
 }
 
 # jq_ FILE EXPR: EXPR of the history's one collective (as c), printed.
 jq_() {
-	python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["collectives"][0]; print(eval(sys.argv[2]))' "$1" "$2"
+	"$PY" -c 'import json, sys; c = json.load(open(sys.argv[1]))["collectives"][0]; print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # The work of one node's arrival does not grow with the nodes: no script text,
