@@ -15,22 +15,30 @@ across() {
 }
 
 # Redis dies and comes back empty while 4 nodes loop over a barrier: the loop
-# completes, and no generation is released before its last arrival.
+# completes, and no generation is released before its last arrival. The kill
+# comes when rank 0 enters generation 10 (not 1.5 s after the launch began: on
+# a busy machine the loop had not started then, and the test passed without
+# its fault), and Redis stays down 0.7 s.
 testRedisRestartMidLoop() {
 	local d; d=$(scratch)/rs; mkdir -p "$d"
-	( sleep 1.5; redis_kill; sleep 0.7; redis_restart; touch "$d/restarted" ) &
+	( if eventually 120 grep -q '^10 enter ' "$d/r0"; then
+		redis_kill; sleep 0.7; redis_restart
+		echo "${EPOCHREALTIME/[.,]/}000" >"$d/back.at"
+	  fi ) &
 	# 40 generations of 8 ranks and a restart: past the 20 s default on a
-	# busy machine under ASan (CI's log: cut at generation 39).
-	RUN_LIMIT=60 across 4 2 bash -c '
+	# busy machine under ASan (CI's log: cut at generation 39). A hang guard.
+	RUN_LIMIT=300 across 4 2 bash -c '
 		for g in $(seq 0 39); do
 			sleep 0.0$((RANDOM % 10))
-			echo "$g enter $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
-			accelctl barrier --timeout 30s loop || exit
-			echo "$g leave $(date +%s%N)" >>'"$d"'/r$ACCELCTL_RANK
+			echo "$g enter ${EPOCHREALTIME/[.,]/}000" >>'"$d"'/r$ACCELCTL_RANK
+			accelctl barrier --timeout 60s loop || exit
+			echo "$g leave ${EPOCHREALTIME/[.,]/}000" >>'"$d"'/r$ACCELCTL_RANK
 		done'
 	wait
 	assertRc 0 "the loop completed across the restart"
-	assertTrue "Redis was restarted during the loop" "[ -e '$d/restarted' ]"
+	assertTrue "Redis was restarted during the loop" "[ -e '$d/back.at' ]"
+	assertTrue "before rank 0's last generation" \
+		"[ $(cat "$d/back.at" 2>/dev/null || echo 0) -lt $(awk '$1 == 39 && $2 == "leave" { print $3 }' "$d/r0" 2>/dev/null || echo 0) ]"
 	assertEquals "640 timestamps" 640 "$(cat "$d"/r* | wc -l)"
 	assertEquals "no early release" "" "$(early_releases "$d"/r*)"
 }
@@ -40,15 +48,15 @@ testNodeHelperKilledMidBarrier() {
 	local d; d=$(scratch)/nh; mkdir -p "$d"
 	across 2 2 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 0 ]; then
-			until [ -e '"$d"'/killed ]; do sleep 0.02; done
+			until [ -e '"$d"'/killed ]; do sleep 0.05; done
 			date +%s%N >'"$d"'/arrive.$ACCELCTL_RANK
-			accelctl barrier --timeout 20s h; echo "rc=$?"
+			accelctl barrier --timeout 60s h; echo "rc=$?"
 		else
 			if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
-				( until accelctl status | grep -q "2/2 arrived\|ranks of node 1 arrived"; do sleep 0.02; done
+				( until accelctl status | grep -q "2/2 arrived\|ranks of node 1 arrived"; do sleep 0.05; done
 				  kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); touch '"$d"'/killed ) &
 			fi
-			accelctl barrier --timeout 20s h; r=$?
+			accelctl barrier --timeout 60s h; r=$?
 			date +%s%N >'"$d"'/left.$ACCELCTL_RANK; echo "rc=$r"
 		fi'
 	assertEquals "all four passed" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
@@ -93,24 +101,33 @@ testReplayedArrivalNeverCountsTwice() {
 # The last arrival writes the result and adds one entry to the run's stream,
 # in one script. A node that misses the entry (trimmed from the stream while it
 # was not reading) finds the result at its next look. Here the result is
-# written by hand, with no entry, while node 0 never comes.
+# written by hand, with no entry, while node 0 never comes: rc 0 is that look
+# (nothing else could complete h), and it comes well before the 120 s deadline
+# (under half of it; 5 s of 20 was a verdict on a busy machine's speed).
 testResultWrittenButNotToldIsFound() {
+	local d; d=$(scratch)/untold; mkdir -p "$d"
 	across 2 1 bash -c '
 		arr() { redis-cli -s '"$REDIS_SOCK"' --scan --pattern "*:arr:b:h:*"; }
 		accelctl barrier --timeout 30s up || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
 			( until [ -n "$(arr)" ]; do sleep 0.02; done
 			  printf "R 0\n\n" | redis-cli -s '"$REDIS_SOCK"' -x set "$(arr | sed "s/:arr:/:done:/")" >/dev/null ) &
-			t0=$(date +%s%N)
-			accelctl barrier --timeout 20s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"
+			t0=${EPOCHREALTIME/[.,]/}
+			accelctl barrier --timeout 120s h; echo "rc=$? after $(((${EPOCHREALTIME/[.,]/} - t0) / 1000)) ms"
+			touch '"$d"'/answered
+		else
+			# Node 0 never comes, and stays: a rank that exits is lost for
+			# the waits that need it (exit 4), which is not this test.
+			until [ -e '"$d"'/answered ] || [ $SECONDS -gt 150 ]; do sleep 0.05; done
 		fi'
 	assertContains "node 1 passed on the result it was not told" "$out" "rc=0 after"
 	local ms; ms=$(printf '%s\n' "$out" | sed -n 's/.*rc=0 after \([0-9]*\) ms.*/\1/p')
-	assertTrue "at its first look ($ms ms)" "[ '${ms:-99999}' -lt 5000 ]"
+	assertTrue "at a look, not at the deadline ($ms ms)" "[ '${ms:-999999}' -lt 60000 ]"
 }
 
 # Nothing listens: retried until the deadline, then 125 naming host:port, never
-# the password.
+# the password; at the deadline: within 10 s after it (the whole launch on a
+# busy machine is in the time), not retried on.
 testUnreachableFromTheStart() {
 	local port; port=$(free_port)
 	local t0 t1
@@ -123,19 +140,19 @@ testUnreachableFromTheStart() {
 	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
 	assertContains "$err" "rendezvous unreachable: 127.0.0.1:$port"
 	assertNotContains "no password in messages" "$err$out" "s3cret"
-	assertTrue "at the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 6000 ]"
+	assertTrue "at the deadline ($(((t1 - t0) / 1000000)) ms)" "[ $(((t1 - t0) / 1000000)) -lt 12000 ]"
 }
 
 testWrongPasswordFailsAtOnce() {
 	redis_cli config set requirepass right-pw >/dev/null
 	local t0 t1
-	t0=$(date +%s)
-	RDV="redis://:wrong-pw@127.0.0.1:$REDIS_PORT" across 2 1 bash -c 'accelctl barrier --timeout 30s x; echo "rc=$?"'
-	t1=$(date +%s)
+	t0=$SECONDS
+	RDV="redis://:wrong-pw@127.0.0.1:$REDIS_PORT" across 2 1 bash -c 'accelctl barrier --timeout 120s x; echo "rc=$?"'
+	t1=$SECONDS
 	assertEquals "both exit 125" 2 "$(printf '%s\n' "$out" | grep -c 'rc=125$')"
 	assertContains "$err" "rendezvous failed: 127.0.0.1:$REDIS_PORT: authentication failed: WRONGPASS"
 	assertNotContains "no password in messages" "$err$out" "wrong-pw"
-	assertTrue "long before the deadline ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 10 ]"
+	assertTrue "long before the 120 s deadline ($((t1 - t0))s)" "[ $((t1 - t0)) -lt 60 ]"
 	REDISCLI_AUTH=right-pw redis_cli config set requirepass "" >/dev/null
 }
 
@@ -187,15 +204,22 @@ testAclUser() {
 }
 
 # Commands per barrier: a small constant times the nodes, the same with 2 or 4
-# ranks per node.
+# ranks per node. Counted over the middle 20 of 60 barriers (Redis' counts
+# read by rank 0 after barriers 20 and 40): the job's start and its ranks'
+# exits (each rank's end is news for the other nodes: a command or four a
+# rank, once) are outside, and both ends of the window cut the loop at the
+# same place. A per-rank cost of one command a barrier is 4 more at 4 ranks a
+# node; how a busy machine batches reads moves the count by one or so.
 commandsPerBarrier() {
-	local ranks=$1 before after
-	redis_cli config resetstat >/dev/null
-	before=$(redis_cli info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
-	across 2 "$ranks" bash -c 'for i in $(seq 1 20); do accelctl barrier --timeout 30s c || exit; done'
-	assertRc 0 "20 barriers"
-	after=$(redis_cli info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
-	echo $(((after - before) / 20))
+	local ranks=$1 d; d=$(scratch)/cpb$ranks; mkdir -p "$d"
+	across 2 "$ranks" bash -c '
+		snap() { redis-cli -s '"$REDIS_SOCK"' info commandstats | awk -F"[=,:]" "/^cmdstat_/ { s += \$3 } END { print s }" >"$1"; }
+		for p in 1 2 3; do
+			for i in $(seq 1 20); do accelctl barrier --timeout 60s c || exit; done
+			[ $ACCELCTL_RANK = 0 ] && [ $p -lt 3 ] && snap '"$d"'/s$p
+		done; exit 0'
+	assertRc 0 "60 barriers"
+	awk -v a="$(cat "$d/s1" 2>/dev/null)" -v b="$(cat "$d/s2" 2>/dev/null)" 'BEGIN { printf "%.1f\n", (b - a - 1) / 20 }'
 }
 
 testCommandsPerBarrierIndependentOfRanks() {
@@ -203,8 +227,9 @@ testCommandsPerBarrierIndependentOfRanks() {
 	c2=$(commandsPerBarrier 2 | tail -1)
 	c4=$(commandsPerBarrier 4 | tail -1)
 	echo "commands per barrier, 2 nodes: $c2 with 2 ranks/node, $c4 with 4 ranks/node" >&2
-	assertTrue "bounded by 12 per node ($c2)" "[ $c2 -le 24 ]"
-	assertTrue "independent of ranks per node ($c2 vs $c4)" "[ $((c4 - c2)) -le 1 ] && [ $((c2 - c4)) -le 1 ]"
+	assertTrue "bounded by 12 per node ($c2)" "awk 'BEGIN { exit !(${c2:-99} <= 24) }'"
+	assertTrue "independent of ranks per node ($c2 vs $c4)" \
+		"awk 'BEGIN { d = ${c4:-99} - ${c2:-0}; if (d < 0) d = -d; exit !(d <= 2) }'"
 }
 
 # A broadcast's source never waits for its receivers: node 0 publishes 20
@@ -217,11 +242,11 @@ testBroadcastSourceAheadAcrossRestart() {
 	  redis_kill; redis_restart; touch "$d/restarted" ) &
 	across 2 1 bash -c '
 		if [ $ACCELCTL_NODE_RANK = 0 ]; then
-			for i in $(seq 0 19); do accelctl broadcast --timeout 20s v "v$i" >/dev/null || exit; done
+			for i in $(seq 0 19); do accelctl broadcast --timeout 60s v "v$i" >/dev/null || exit; done
 			touch '"$d"'/sent; exit 0
 		fi
 		until [ -e '"$d"'/restarted ]; do sleep 0.05; done
-		for i in $(seq 0 19); do accelctl broadcast --timeout 20s v || exit; done >'"$d"'/got'
+		for i in $(seq 0 19); do accelctl broadcast --timeout 60s v || exit; done >'"$d"'/got'
 	wait
 	assertRc 0 "node 1 got every generation after the restart"
 	assertEquals "in order" "$(seq 0 19 | sed 's/^/v/')" "$(cat "$d/got")"
@@ -238,13 +263,13 @@ testTrimmedEntryOfAWaitIsFound() {
 	across 2 1 bash -c '
 		accelctl barrier --timeout 30s up || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			( until accelctl status | grep -q "broadcast  *x"; do sleep 0.02; done
+			( until accelctl status | grep -q "broadcast  *x"; do sleep 0.05; done
 			  cat $ACCELCTL_RUNTIME_DIR/*.pid >'"$d"'/stopped.pid
 			  kill -STOP $(cat '"$d"'/stopped.pid); touch '"$d"'/stopped
 			  until [ -e '"$d"'/flooded ]; do sleep 0.02; done
 			  kill -CONT $(cat $ACCELCTL_RUNTIME_DIR/*.pid) ) &
 			t0=$(date +%s%N)
-			v=$(accelctl broadcast --timeout 15s x); r=$?
+			v=$(accelctl broadcast --timeout 60s x); r=$?
 			echo "rc=$r v=$v after $((($(date +%s%N) - t0) / 1000000)) ms"; wait
 		else
 			until [ -e '"$d"'/stopped ]; do sleep 0.02; done
@@ -281,7 +306,7 @@ testEvictedArrivalIsPostedAgain() {
 			until [ -e '"$d"'/evicted ]; do sleep 0.02; done
 		fi
 		t0=$(date +%s%N)
-		accelctl barrier --timeout 15s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
+		accelctl barrier --timeout 60s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
 	assertEquals "both passed (stderr: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'rc=0 after')"
 }
 
@@ -307,21 +332,23 @@ last_died() {
 testLastArrivalDiedBeforeItsScript() {
 	last_died '
 		t0=$(date +%s%N)
-		accelctl barrier --timeout 15s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
+		accelctl barrier --timeout 60s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"'
 	assertContains "node 0 passed (stderr: $err)" "$out" "rc=0 after"
 }
 
 # As above, while node 0's rank posts another barrier every 0.6 s (each
 # answered "not complete"): a look at h must still come late (its second),
 # and write h's result. Late was the schedule's, which each of those posts
-# reset: h waited until its deadline (review of issue 19).
+# reset: h waited until its deadline (review of issue 19). The posts go on
+# until h is over or past its deadline (60 s: 12 s left a busy machine's
+# looks no room): the schedule is reset throughout the wait.
 testLastArrivalDiedWhileOthersPost() {
 	last_died '
-		(i=0; while [ ! -e "$ACCELCTL_RUNTIME_DIR/h.done" ] && [ $i -lt 40 ]; do
+		(i=0; while [ ! -e "$ACCELCTL_RUNTIME_DIR/h.done" ] && [ $SECONDS -lt 70 ]; do
 			accelctl barrier --timeout 2s q$i >/dev/null 2>&1 &
 			i=$((i + 1)); sleep 0.6; done; wait) &
 		t0=$(date +%s%N)
-		accelctl barrier --timeout 12s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"
+		accelctl barrier --timeout 60s h; echo "rc=$? after $((($(date +%s%N) - t0) / 1000000)) ms"
 		touch "$ACCELCTL_RUNTIME_DIR/h.done"; wait'
 	assertContains "node 0 passed while it posted others (stderr: $err)" "$out" "rc=0 after"
 }
