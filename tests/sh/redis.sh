@@ -63,9 +63,12 @@ redis_start() {
 # answer: NOAUTH too), REDIS_START_LIMIT s at most. False when it exited first or
 # never answered (killed then); REDIS_WHY says which.
 redis_launch() {
-	local p end ms=10 t reply=""
+	local p end ms=10 t reply="" log="" seen
 	REDIS_WHY=""
 	rm -f "$REDIS_SOCK"
+	# What the log holds already (earlier servers'): only this one's lines tell.
+	{ log=$(<"$REDIS_DIR/log"); } 2>/dev/null
+	seen=${#log}
 	server_pdeath
 	eval "exec $SERVER_PDEATH redis-server $REDIS_ARGS" </dev/null >>"$REDIS_DIR/log" 2>&1 &
 	p=$!
@@ -77,7 +80,8 @@ redis_launch() {
 	while :; do
 		if proc_gone "$p"; then
 			REDIS_WHY="exited"
-			grep -qi 'address already in use' "$REDIS_DIR/log" 2>/dev/null && REDIS_WHY="port taken"
+			{ log=$(<"$REDIS_DIR/log"); } 2>/dev/null
+			case ${log:seen} in *[Aa]"ddress already in use"*) REDIS_WHY="port taken" ;; esac
 			rm -f "$REDIS_DIR/pid"
 			return 1
 		fi
