@@ -226,6 +226,31 @@ read_comm(long pid, char *comm, size_t len)
 	fclose(f);
 }
 
+/* PID's parent, or 0. */
+static long
+parent_of(long pid)
+{
+	char state;
+	long ppid;
+	unsigned long long start;
+
+	return read_stat(pid, &state, &ppid, &start) == 0 ? ppid : 0;
+}
+
+/* The wrappers that fork the command they run and wait for it (those that
+ * exec it, env, nice, nohup, taskset, numactl, are the call itself). */
+static int
+is_call_wrapper(const char *comm)
+{
+	static const char *const w[] = { "timeout", "flock", "time", "strace",
+	    "ltrace", "perf", "setsid", NULL };
+
+	for (int i = 0; w[i] != NULL; i++)
+		if (strcmp(comm, w[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int
 ac_rankproc_root(long pid, const char *job_id, long long rank,
     struct ac_rankroot *r)
@@ -250,8 +275,17 @@ ac_rankproc_root(long pid, const char *job_id, long long rank,
 	}
 	if (!found)
 		return -1;
-	r->start_us = ac_rankproc_start_us(r->start);
 	read_comm(r->pid, r->comm, sizeof(r->comm));
+	/*
+	 * A wrapper that forks the call and lives exactly as long ("env -i
+	 * VARS timeout 30 accelctl ..." from a shell that is no rank: the
+	 * ranks of a test, a tool that runs each call apart) is no rank's
+	 * process: it ends with every call, and the rank would be gone after
+	 * each. Such a rank has no process to watch.
+	 */
+	if (r->pid == parent_of(pid) && is_call_wrapper(r->comm))
+		return -1;
+	r->start_us = ac_rankproc_start_us(r->start);
 	return 0;
 }
 
