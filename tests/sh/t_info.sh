@@ -17,8 +17,10 @@ testJson() {
 	run $SLURM ACCELCTL_TRANSPORT=redis -- info --json
 	assertRc 0 "info --json"
 	assertContains "$out" '{"launcher":"slurm","rank":3,"world_size":5,"local_rank":0,"local_world_size":1,"node_rank":1,"nnodes":3,"job_id":"42.0","transport":"redis","nccl":'
-	if command -v python3 >/dev/null; then
-		echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"launcher","rank","world_size","local_rank","local_world_size","node_rank","nnodes","job_id","transport","nccl"}'
+	# /usr/bin/python3, not a shim first on PATH (a second a start).
+	local py; py=$(command -v /usr/bin/python3 python3 | head -1)
+	if [ -n "$py" ]; then
+		echo "$out" | "$py" -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"launcher","rank","world_size","local_rank","local_world_size","node_rank","nnodes","job_id","transport","nccl"}'
 		assertTrue "valid JSON with the documented keys" $?
 	fi
 }
