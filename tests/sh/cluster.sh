@@ -375,11 +375,11 @@ cl_survey() {
 	return 0
 }
 
-# cl_as_noted NODE: NODE is whole, in sync, in the role noted, and (n0) sees the
-# slot map noted.
+# cl_as_noted NODE: NODE is whole, in sync, in the role noted, and sees the slot
+# map noted.
 cl_as_noted() {
 	local i=${1#n}
-	cl_settled "$1" && [ "$LK_ROLE" = "${CL_ROLE[i]}" ] && { [ "$i" != 0 ] || cl_map_same; }
+	cl_settled "$1" && [ "$LK_ROLE" = "${CL_ROLE[i]}" ] && cl_map_same
 }
 
 # cl_reset: put the suite's cluster back as cl_start left it. False, with CL_WHY, when
