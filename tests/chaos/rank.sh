@@ -25,7 +25,7 @@ T=${CHAOS_TIMEOUT:-60s}
 R=$ACCELCTL_RANK
 LOG=$FDIR/log.$R
 VAL=$FDIR/val.$R
-now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+now() { local t=$EPOCHREALTIME; echo "${t/[.,]/}"; }
 
 bad() {
 	echo "$I $op: $*" >>"$FDIR/fail.$R"
@@ -43,8 +43,8 @@ sha() { sha256sum | cut -c1-16; }
 
 # The CMD of on-main --wait and main-first: logs its start and end, exits with
 # $2 on rank 0 (main-first's others run it only after rank 0 succeeded).
-CMD='echo "$0 $1 start ${EPOCHREALTIME/./}" >>"$FDIR/cmd.$ACCELCTL_RANK"
-echo "$0 $1 end ${EPOCHREALTIME/./}" >>"$FDIR/cmd.$ACCELCTL_RANK"
+CMD='echo "$0 $1 start ${EPOCHREALTIME/[.,]/}" >>"$FDIR/cmd.$ACCELCTL_RANK"
+echo "$0 $1 end ${EPOCHREALTIME/[.,]/}" >>"$FDIR/cmd.$ACCELCTL_RANK"
 [ "$ACCELCTL_RANK" = 0 ] && exit "$2"; exit 0'
 
 # one OP A1 A2 A3 A4: collective I of the plan (or of the fill below), logged

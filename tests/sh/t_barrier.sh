@@ -36,8 +36,8 @@ testRankThatNeverArrivesTimesOut() {
 		all() { until [ $(ls '"$d"'/$1.* 2>/dev/null | wc -l) -ge 3 ] || [ $SECONDS -gt 120 ]; do sleep 0.05; done; }
 		[ $ACCELCTL_RANK = 3 ] && { all done; exit 0; }
 		touch '"$d"'/ready.$ACCELCTL_RANK; all ready
-		t0=${EPOCHREALTIME/./}; accelctl barrier --timeout '"$t"'s lonely
-		echo "rc=$? ms=$(((${EPOCHREALTIME/./} - t0) / 1000))"; touch '"$d"'/done.$ACCELCTL_RANK; all done'
+		t0=${EPOCHREALTIME/[.,]/}; accelctl barrier --timeout '"$t"'s lonely
+		echo "rc=$? ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))"; touch '"$d"'/done.$ACCELCTL_RANK; all done'
 	assertEquals "the three waiters exit 124 ($out)" 3 "$(printf '%s\n' "$out" | grep -c 'rc=124 ')"
 	# At the deadline: never before it, and not at some later event (the
 	# bound only tells that: it includes accelctl's start and exit on a

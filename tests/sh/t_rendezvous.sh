@@ -34,9 +34,9 @@ job() {
 # 20 ms it polls at; the clock is bash's own, no process per look).
 gone_within() {
 	local ms=$1 dir=$2 pid=$3 port=$4 addr=$5 t0 now
-	t0=${EPOCHREALTIME/./}
+	t0=${EPOCHREALTIME/[.,]/}
 	while :; do
-		now=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+		now=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
 		if [ ! -e "$dir" ] && ! kill -0 "$pid" 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
 			echo "$now"
