@@ -39,6 +39,7 @@
 #include "log.h"
 #include "lost.h"
 #include "rankproc.h"
+#include "where.h"
 #include "xport.h"
 
 /* Without pidfds (Linux before 5.3) the roots are looked at this often, and
@@ -81,8 +82,19 @@ declare(int64_t rank, long lrank, int64_t died_us, const char *text)
 	struct ac_job *j = &ac_hs.job;
 	int full = 0;
 	char *frontier = lrank >= 0 ? ac_lost_frontier(j, lrank, &full) : NULL;
-	int news = ac_lost_add(j, rank, j->node, lrank, died_us, text,
-	    frontier, full);
+	char w[AC_KEY_MAX + 48], why[sizeof(w) + 400];
+	int news;
+
+	/* A rank that timed out and then exited is gone for a reason of the
+	 * job's own (ranks at different names, a branch taken on one rank):
+	 * the others' "lost" says where it gave up, not a machine's fault. */
+	if (ac_where_left(lrank, w, sizeof(w))) {
+		snprintf(why, sizeof(why), "%.300s, after its wait at %s timed "
+		    "out", text, w);
+		text = why;
+	}
+	news = ac_lost_add(j, rank, j->node, lrank, died_us, text, frontier,
+	    full);
 
 	free(frontier);
 	if (news != 1)

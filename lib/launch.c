@@ -12,6 +12,7 @@
  * with what ended it, as srun does.
  */
 #define _GNU_SOURCE
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +37,16 @@
 
 /* Time the others get after SIGTERM with --kill-on-bad-exit, as Slurm's KillWait. */
 #define KILL_WAIT_MS 5000
+/* After a terminating signal sent on (^C, a batch system's SIGTERM), the
+ * ranks have this long to end (a trap that saves a checkpoint, say), then
+ * SIGKILL; a second such signal sends it at once, as Open MPI's mpirun
+ * does. Slurm's KillWait is 30 s too. */
+#define SIGNAL_WAIT_MS 30000
+/* Why launch stopped the ranks itself (struct child's killed; signals
+ * are 1-64). */
+#define STOP_BAD_EXIT	1000	/* --kill-on-bad-exit */
+#define STOP_SIGNAL_LATE 1001	/* SIGNAL_WAIT_MS after a signal */
+#define STOP_SIGNAL_AGAIN 1002	/* a second terminating signal */
 /* A line longer than this is cut: a runaway line must not eat memory. */
 #define LINE_MAX_BYTES 65536
 
@@ -49,8 +60,9 @@ struct stream {
 struct child {
 	pid_t		pid;	/* 0 once reaped; also its process group */
 	int		status;	/* waitpid's, once reaped */
-	/* Reaped after launch signalled it: 1 a signal it sent on, 2 its own
-	 * SIGTERM or SIGKILL (--kill-on-bad-exit). */
+	/* Reaped after launch signalled it: the signal it sent on (to tell
+	 * that one from the rank's own SIGSEGV), or STOP_BAD_EXIT, STOP_KILL
+	 * for launch's own SIGTERM or SIGKILL. */
 	int		killed;
 	struct stream	out, err;
 };
@@ -66,19 +78,30 @@ struct launch_state {
 	int			 signalled;
 	/* Launch sent SIGTERM or SIGKILL of its own (--kill-on-bad-exit). */
 	int			 stopping;
+	/* The reader of launch's output is gone (EPIPE under --tag): the
+	 * ranks get SIGPIPE, as they would have writing there themselves. */
+	int			 pipe_gone;	/* 1 seen, 2 sent on */
+	int			 stop_late;	/* the deadline is SIGNAL_WAIT_MS' */
+	pid_t			 pid;		/* launch's own */
 	char			 base[4096];	/* "" until mkdtemp made it */
 	char			 job_id[128];
 };
 
 static int
-write_all(int fd, const char *p, size_t n)
+write_all(struct launch_state *s, int fd, const char *p, size_t n)
 {
+	if (s->pipe_gone)
+		return -1;
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && errno == EPIPE) {
+			s->pipe_gone = 1;
+			return -1;
+		}
 		if (w < 0)
-			return -1;	/* EPIPE and such: the output is lost, we go on */
+			return -1;	/* the output is lost, we go on */
 		p += w;
 		n -= (size_t)w;
 	}
@@ -98,7 +121,7 @@ emit(struct launch_state *s, long rank, int to, const char *line, size_t len)
 	memcpy(out, pre, (size_t)n);
 	memcpy(out + n, line, len);
 	out[(size_t)n + len] = '\n';
-	write_all(to, out, (size_t)n + len + 1);
+	write_all(s, to, out, (size_t)n + len + 1);
 	free(out);
 }
 
@@ -115,12 +138,19 @@ stream_end(struct launch_state *s, long rank, struct stream *st)
 	st->fd = -1;
 }
 
-/* Read what is there; emit complete lines; at EOF emit the rest. */
+/*
+ * Read what is there, up to PUMP_CHUNKS reads; emit complete lines; at EOF
+ * emit the rest. Bounded: a rank that writes without pause (`yes`) never
+ * leaves its pipe empty, and read to EAGAIN it kept launch from its
+ * signals and its children's ends (a ^C went unheard).
+ */
+#define PUMP_CHUNKS 4
 static void
 pump(struct launch_state *s, long rank, struct stream *st)
 {
 	char chunk[16384];
 	ssize_t r;
+	int reads = 0;
 
 	while ((r = read(st->fd, chunk, sizeof(chunk))) != 0) {
 		if (r < 0) {
@@ -146,6 +176,8 @@ pump(struct launch_state *s, long rank, struct stream *st)
 		}
 		memmove(st->buf, st->buf + start, st->len - start);
 		st->len -= start;
+		if (++reads == PUMP_CHUNKS)
+			return;
 	}
 	stream_end(s, rank, st);
 }
@@ -179,6 +211,11 @@ child_exec(void *arg)
 	char dir[4200];
 
 	signal(SIGPIPE, SIG_DFL);
+	/* A launch killed for good (kill -9, the OOM killer, a batch system's
+	 * last word) takes its ranks with it, as their parent would in the
+	 * shell: in sessions of their own, nothing else would end them. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != s->pid)
+		_exit(AC_EXIT_FAILED);
 	/* A shell without job control starts "accelctl launch ... &" with
 	 * SIGINT and SIGQUIT ignored, and an ignored signal stays ignored
 	 * across exec: the SIGINT launch sends on would be lost on every rank,
@@ -344,7 +381,8 @@ reap(struct launch_state *s)
 			int code = ac_exit_code(status);
 			s->kids[i].pid = 0;
 			s->kids[i].status = status;
-			s->kids[i].killed = s->stopping ? 2 : s->signalled ? 1 : 0;
+			s->kids[i].killed = s->stopping ? s->stopping :
+			    s->signalled;
 			s->running--;
 			if (code != 0 && s->first_bad == 0)
 				s->first_bad = code;
@@ -413,14 +451,26 @@ make_dirs(struct launch_state *s)
  * for the process it stands for.
  */
 static void
-forward(struct launch_state *s, int sig)
+forward(struct launch_state *s, int sig, long *deadline)
 {
-	signal_all(s, sig);
+	/* Each rank's group is orphaned (a session of its own), and the
+	 * kernel drops SIGTSTP sent to such a group: ^Z stopped launch and
+	 * not the ranks. SIGSTOP stops them, as ^Z would have. */
+	signal_all(s, sig == SIGTSTP ? SIGSTOP : sig);
 	if (sig == SIGTSTP)
 		raise(SIGSTOP);
-	else if (sig != SIGCONT && sig != SIGUSR1 && sig != SIGUSR2 &&
-	    s->signalled == 0)
+	else if (sig == SIGCONT || sig == SIGUSR1 || sig == SIGUSR2)
+		;
+	else if (s->signalled == 0) {
 		s->signalled = sig;
+		if (*deadline < 0) {
+			*deadline = ac_now_ms() + SIGNAL_WAIT_MS;
+			s->stop_late = 1;
+		}
+	} else if (s->stopping == 0) {
+		s->stopping = STOP_SIGNAL_AGAIN;
+		signal_all(s, SIGKILL);
+	}
 }
 
 static int
@@ -450,7 +500,9 @@ loop(struct launch_state *s, int sfd)
 			break;
 		}
 		if (deadline >= 0 && ac_now_ms() >= deadline) {
-			s->stopping = 1;
+			if (s->stopping == 0)
+				s->stopping = s->stop_late ? STOP_SIGNAL_LATE :
+				    STOP_BAD_EXIT;
 			signal_all(s, SIGKILL);
 			deadline = -1;
 		}
@@ -463,6 +515,12 @@ loop(struct launch_state *s, int sfd)
 						pump(s, i, st);
 			}
 		}
+		/* The reader of tagged output left: SIGPIPE, once, as if the
+		 * ranks had written there themselves. */
+		if (s->pipe_gone == 1) {
+			s->pipe_gone = 2;
+			forward(s, SIGPIPE, &deadline);
+		}
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 
@@ -471,12 +529,12 @@ loop(struct launch_state *s, int sfd)
 			if (si.ssi_signo == SIGCHLD) {
 				if (reap(s) && s->l->kill_on_bad_exit &&
 				    deadline < 0 && s->running > 0) {
-					s->stopping = 1;
+					s->stopping = STOP_BAD_EXIT;
 					signal_all(s, SIGTERM);
 					deadline = ac_now_ms() + KILL_WAIT_MS;
 				}
 			} else
-				forward(s, (int)si.ssi_signo);
+				forward(s, (int)si.ssi_signo, &deadline);
 		}
 	}
 	free(pfd);
@@ -506,8 +564,13 @@ outcome(const struct child *c, char *buf, size_t len)
 	else if (WIFSIGNALED(c->status))
 		snprintf(buf, len, "killed by signal %d (%s)%s",
 		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)),
-		    c->killed == 2 ? ", sent by --kill-on-bad-exit" :
-		    c->killed == 1 ? ", sent on by launch" : "");
+		    c->killed == STOP_BAD_EXIT ? ", sent by --kill-on-bad-exit" :
+		    c->killed == STOP_SIGNAL_LATE ? ", sent by launch: the "
+		    "ranks outlived its signal by 30 s" :
+		    c->killed == STOP_SIGNAL_AGAIN ? ", sent by launch at a "
+		    "second signal" :
+		    c->killed == WTERMSIG(c->status) ? ", sent on by launch" :
+		    "");
 	else
 		snprintf(buf, len, "ended with status %#x", c->status);
 }
@@ -549,7 +612,8 @@ ac_launch_run(const struct ac_launch *l)
 {
 	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
 	    SIGUSR2, SIGTSTP, SIGCONT, SIGCHLD };
-	struct launch_state s = { .l = l, .n = l->nproc * l->nnodes };
+	struct launch_state s = { .l = l, .n = l->nproc * l->nnodes,
+	    .pid = getpid() };
 	sigset_t mask, old;
 	int sfd, rc = AC_EXIT_FAILED;
 

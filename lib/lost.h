@@ -14,7 +14,7 @@ struct ac_lost {
 	int64_t		 rank;		/* global */
 	long		 node, lrank;	/* its node and local rank, -1 not known */
 	int64_t		 died_us;	/* wall clock, µs: when it was seen gone */
-	char		 text[256];	/* "rank 3 (node 0) exited with 7" */
+	char		 text[512];	/* "rank 3 (node 0) exited with 7" */
 	/* How far it came: "GEN KEY" lines, its next generation of each name
 	 * it used, as its node counted them when it was gone (at most
 	 * AC_LOST_NAMES, the newest); FULL: every name it used is there. A

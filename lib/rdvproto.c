@@ -434,8 +434,12 @@ ac_rdvproto_lost(struct ac_job *j, const struct ac_lost *l)
 	char key[KEY_MAX], *v;
 	size_t fl, n;
 
-	(void)j;
-	if (l == NULL)
+	/* An aborted job is over for every rank, now and later, and the abort
+	 * says why: a rank that aborted and then exited is no news for the
+	 * other nodes. Told, it raced the abort there (both posted again at
+	 * a reconnect; the store's answers come in any order) and a waiter
+	 * said "lost: rank 0 exited with 0" (etcd.abort.4). */
+	if (l == NULL || j->aborted != NULL)
 		return;
 	/* "DIED NODE LRANK FULL\nTEXT\nFRONTIER" (lost.h). */
 	fl = l->frontier != NULL ? strlen(l->frontier) : 0;

@@ -72,6 +72,15 @@ describe(const char *key, long long gen, char *buf, size_t len)
 	    "collective", ac_kind_label(key), gen);
 }
 
+int
+ac_where_left(long lrank, char *buf, size_t len)
+{
+	if (lrank < 0 || lrank >= W.nleft || !W.left[lrank].set)
+		return 0;
+	describe(W.left[lrank].key, (long long)W.left[lrank].gen, buf, len);
+	return 1;
+}
+
 static size_t
 add(char *buf, size_t len, size_t n, const char *fmt, const char *a,
     long long rank, long node, const char *where)

@@ -20,6 +20,9 @@ long ac_where_timer(long now);
  * somewhere (it waits there now). */
 void ac_where_timed_out(long lrank, const char *key, int64_t gen);
 void ac_where_arrived(long lrank);
+/* 1, and "barrier 'step-1' (generation 0)" in BUF, where local rank LRANK's
+ * last wait ended at its deadline (it waits nowhere since); else 0. */
+int ac_where_left(long lrank, char *buf, size_t len);
 void ac_where_stop(void);
 
 #endif

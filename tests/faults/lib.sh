@@ -83,6 +83,7 @@ rank_env() {
 		ACCELCTL_LOCAL_RANK="$l" ACCELCTL_LOCAL_WORLD_SIZE="$ranks"
 		ACCELCTL_NODE_RANK="$n" ACCELCTL_NNODES="$nodes")
 	# shellcheck disable=SC2206
+	[ -n "${BASH_ENV:-}" ] && ENVV+=(BASH_ENV="$BASH_ENV")	# tests/sh/bashenv
 	[ -n "${JOB_ENV:-}" ] && ENVV+=($JOB_ENV)
 	return 0
 }

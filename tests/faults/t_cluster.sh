@@ -182,10 +182,10 @@ migrate() {
 
 # lose_importing DIR: the job's slot half-moved to another master, which is then
 # lost once a helper followed an ASK there (HOW: KILL, SIGKILLed: the cluster is
-# down until its replica is promoted; PAUSE, CLIENT PAUSE for HOLD s: it hangs
-# with its connections open, the cluster whole); HOLD s later (the fault's
-# length: past the 5 s reply deadline and the ASK connection's back-off) the
-# move is given up on the source (SETSLOT STABLE, as redis-cli --cluster fix
+# down until its replica is promoted, for HOLD s: past the 5 s reply deadline
+# and the ASK connection's back-off; PAUSE, CLIENT PAUSE: it hangs with its
+# connections open, the cluster whole, until a helper gave up on it and the
+# pause ended); then the move is given up on the source (SETSLOT STABLE, as redis-cli --cluster fix
 # would). REDIALS: the connections the source accepted meanwhile.
 lose_importing() {
 	local d=$1 slot src dst c0
@@ -197,10 +197,17 @@ lose_importing() {
 	c0=$(conns "$src")
 	fault "$d" lost
 	case $HOW in
-	KILL) kill -KILL "$(cl_pid "$dst")" || return 1 ;;
-	PAUSE) cl_cli "$dst" client pause $((HOLD * 1000)) all | grep -q OK || return 1 ;;
+	KILL) kill -KILL "$(cl_pid "$dst")" || return 1
+		sleep "$HOLD" ;;
+	# Paused 20 s, then on as soon as a helper has given up on it (5 s
+	# without an answer): an 8 s pause was over before any helper's command
+	# had waited 5 s on a busy machine (CI of stop 38). CLIENT UNPAUSE
+	# cannot end it early: it waits behind the pause like any command.
+	PAUSE) cl_cli "$dst" client pause 20000 all | grep -q OK || return 1
+		eventually 20 grep -qE "the node importing the job.s slot, 127.0.0.1:[0-9]*: no answer" "$d"/n*/*.log
+		# The move is given up once the node answers again, as before.
+		eventually 30 cl_cli "$dst" ping >/dev/null ;;
 	esac
-	sleep "$HOLD"
 	REDIALS=$(($(conns "$src") - c0 - 1))
 	cl_cli "$src" cluster setslot "$slot" stable | grep -q OK || return 1
 	fault "$d" stable

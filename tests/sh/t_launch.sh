@@ -155,6 +155,98 @@ testInterruptExitStatus() {
 	assertEquals "launch exits 128+SIGINT" 130 $?
 }
 
+# ended PID: wait for launch PID to end, 20 s at most; its status in RC, or a
+# failure (and launch killed) where it did not end.
+ended() {
+	timeout 20 tail --pid="$1" -f /dev/null
+	if kill -0 "$1" 2>/dev/null; then
+		fail "launch did not end"
+		kill -KILL "$1"
+	fi
+	wait "$1"
+	RC=$?
+}
+
+# Ranks that trap ^C (a cleanup that hangs) stop at a second one: SIGKILL,
+# as Open MPI's mpirun does (before, launch could be stopped by kill -9
+# only); after the first alone, 30 s later (not waited for here).
+testSecondInterruptKills() {
+	local d; d=$(scratch)/int3; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
+		bash -c "trap 'touch $d/got.\$ACCELCTL_RANK' INT; touch $d/up.\$ACCELCTL_RANK; while :; do sleep 0.05; done" \
+		2>"$d/err" &
+	local pid=$!
+	eventually 20 test -e "$d/up.0" -a -e "$d/up.1"
+	kill -INT "$pid"
+	eventually 20 test -e "$d/got.0" -a -e "$d/got.1"
+	assertTrue "launch runs on after one ^C the ranks trap" "kill -0 $pid"
+	kill -INT "$pid"
+	ended "$pid"
+	assertEquals "launch exits 130" 130 "$RC"
+	assertContains "$(cat "$d/err")" "ranks 0-1: killed by signal 9 (Killed), sent by launch at a second signal"
+}
+
+# A launch killed for good (kill -9, the OOM killer) takes its ranks with it:
+# they run in sessions of their own, where nothing else would end them.
+testRanksEndWithLaunch() {
+	local d; d=$(scratch)/die; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
+		bash -c "echo \$\$ >$d/pid.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
+	local pid=$!
+	eventually 20 test -s "$d/pid.0" -a -s "$d/pid.1"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	eventually 20 eval "! kill -0 $(cat "$d/pid.0") 2>/dev/null && ! kill -0 $(cat "$d/pid.1") 2>/dev/null"
+	assertFalse "no rank outlived launch" "kill -0 $(cat "$d/pid.0") 2>/dev/null || kill -0 $(cat "$d/pid.1") 2>/dev/null"
+	kill -KILL "$(cat "$d/pid.0")" "$(cat "$d/pid.1")" 2>/dev/null || :
+}
+
+# ^Z (SIGTSTP) stops the ranks too: in sessions of their own their groups are
+# orphaned, where the kernel drops SIGTSTP (they ran on, printing). SIGCONT
+# continues them.
+testStopStopsTheRanks() {
+	local d; d=$(scratch)/tstp; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
+		bash -c "echo \$\$ >$d/pid.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
+	local pid=$!
+	eventually 20 test -s "$d/pid.0" -a -s "$d/pid.1"
+	kill -TSTP "$pid"
+	stopped() { [ "$(ps -o stat= -p "$1" | cut -c1)" = T ]; }
+	eventually 20 eval "stopped $(cat "$d/pid.0") && stopped $(cat "$d/pid.1")"
+	assertTrue "rank 0 stopped" "stopped $(cat "$d/pid.0")"
+	assertTrue "rank 1 stopped" "stopped $(cat "$d/pid.1")"
+	kill -CONT "$pid"
+	eventually 20 eval "! stopped $(cat "$d/pid.0") && ! stopped $(cat "$d/pid.1")"
+	assertFalse "rank 0 continued" "stopped $(cat "$d/pid.0")"
+	kill -CONT "$(cat "$d/pid.0")" "$(cat "$d/pid.1")"
+	kill -TERM "$pid"
+	ended "$pid"
+	assertEquals "then ends at SIGTERM" 143 "$RC"
+}
+
+# --tag into a reader that leaves (| head): the ranks get SIGPIPE, as without
+# --tag, where they write to the pipe themselves (before, they ran for ever).
+testTaggedOutputReaderGone() {
+	local rc
+	timeout 30 env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 --tag -- \
+		bash -c 'while :; do echo x; sleep 0.01; done' 2>/dev/null | head -n 3 >/dev/null
+	rc=${PIPESTATUS[0]}
+	assertEquals "launch exits 128+SIGPIPE" 141 "$rc"
+}
+
+# A rank that writes without pause (yes) does not keep launch from its
+# signals: a ^C ends it (before, launch read that pipe for ever).
+testInterruptWithAFastWriter() {
+	local d; d=$(scratch)/fast; mkdir -p "$d"
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 --tag -- \
+		bash -c "touch $d/up.\$ACCELCTL_RANK; exec yes" >/dev/null 2>&1 &
+	local pid=$!
+	eventually 20 test -e "$d/up.0" -a -e "$d/up.1"
+	kill -INT "$pid"
+	ended "$pid"
+	assertEquals "launch exits 130" 130 "$RC"
+}
+
 testStdinToRankZeroOnly() {
 	local out
 	out=$(echo hello | env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" timeout 10 "$ACCELCTL" launch -n 3 -- sh -c 'read -r x; echo "$ACCELCTL_RANK:$x"')

@@ -188,6 +188,19 @@ testRanksAtDifferentBarriers() {
 	assertContains "one of them timed out saying where the other waits" "$err" "waits at barrier 'step-"
 }
 
+# The rank that timed out first exits; the other's wait then fails at once
+# (exit 4), and says that the lost rank had timed out, and where: ranks at
+# different names are the script's bug, not a machine's fault (review of
+# issue 37: "lost: rank 0 exited with 0" alone read as lost hardware).
+testLostAfterItsOwnTimeout() {
+	local nodes
+	for nodes in 1 2; do
+		RUN_LIMIT=120 run ACCELCTL_RENDEZVOUS="unix://$REDIS_SOCK" -- launch --nnodes "$nodes" -n $((2 / nodes)) -- \
+			bash -c 't=60s; [ $ACCELCTL_RANK = 0 ] && t=2s; accelctl barrier --timeout $t step-$ACCELCTL_RANK; exit 0'
+		assertErrMatches "accelctl: barrier: 'step-1': lost: rank 0 (node 0) exited with 0, after its wait at barrier 'step-0' (generation 0) timed out"
+	done
+}
+
 # Rank 0 of a broadcast cannot read its stdin: it exits 125, and the others
 # say that, not that rank 0 died.
 testBroadcastWithoutStdin() {
