@@ -80,7 +80,7 @@ exec_helper(const struct ac_cmd *self, struct ac_args *a)
 		printf("helper %ld serves job %s at %s\n", c.helper_pid, t.job_id,
 		    c.paths.shown_sock);
 	else if (strcmp(action, "stop") == 0) {
-		int type;
+		int type = 0;
 
 		if (ac_client_request(&c, AC_MSG_STOP, NULL, &r) != AC_MSG_ACK) {
 			ac_warnx("the helper did not confirm");

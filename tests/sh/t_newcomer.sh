@@ -22,6 +22,13 @@ testHelp() {
 	run -- help barier
 	assertRc 2 "a typo"
 	assertErrMatches "unknown command 'barier'; did you mean 'barrier'?"
+	# A command's own word, as the table shows "trace merge".
+	run -- help trace merge
+	assertRc 0 "accelctl help trace merge"
+	assertEquals "the same as trace --help" "$(env -i "$ACCELCTL" trace --help)" "$out"
+	run -- help barrier foo
+	assertRc 2 "not a word of barrier"
+	assertErrMatches "accelctl: help: 'foo' is not a word of 'barrier'"
 }
 
 # A signal to launch alone (a wrapper's, a batch system's), from a shell
