@@ -24,14 +24,19 @@ logs=build-logs
 mkdir -p "$logs"
 : >"$logs/stages"
 elapsed() { echo $(($(date +%s) - t0)); }
+# The disk in use (MB) of the file system that holds the checkout and /usr:
+# what a stage added, for the table (README states what the command costs).
+used_mb() { df -Pm . | awk 'NR == 2 { print $3 }'; }
 stage_t=$t0
+stage_mb=$(used_mb)
 stage_name=""
-# stage WHAT: the stage before it ends (its time goes to the table), WHAT begins.
+# stage WHAT: the stage before it ends (its time and disk go to the table),
+# WHAT begins.
 stage() {
-	now=$(date +%s)
-	[ -n "$stage_name" ] && printf '%s\t%s\t%s\n' "$stage_name" $((now - stage_t)) \
-		"${stage_result:-}" >>"$logs/stages"
-	stage_name=$1 stage_t=$now stage_result=""
+	now=$(date +%s) mb=$(used_mb)
+	[ -n "$stage_name" ] && printf '%s\t%s\t%s\t%s\n' "$stage_name" $((now - stage_t)) \
+		"+$((mb - stage_mb)) MB" "${stage_result:-}" >>"$logs/stages"
+	stage_name=$1 stage_t=$now stage_mb=$mb stage_result=""
 	echo "check.sh: === $1 (at $(elapsed) s)"
 }
 # quietly LOG WHAT CMD...: CMD with its output in LOG, a line every 30 s while it
@@ -175,6 +180,6 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DACCELCTL_FUZZ=ON -DACCELCTL_
 quietly "$logs/build-fuzz.log" "building the fuzz targets" cmake --build build-fuzz -j "$jobs" --target fuzzers
 tests build-fuzz fuzz -L fuzz -j "$jobs"
 stage "all passed"
-echo "check.sh: the stages (seconds; tests passed of run):"
+echo "check.sh: the stages (seconds; disk added; tests passed of run):"
 column -t -s "$(printf '\t')" "$logs/stages" 2>/dev/null || cat "$logs/stages"
 echo "check.sh: all passed in $(elapsed) s"
