@@ -35,6 +35,7 @@ static const char *const layout[AC_MSG_MAX] = {
 	[AC_MSG_FAILED] = "S",
 	[AC_MSG_HISTORY] = "qb",
 	[AC_MSG_NOTE] = "S",
+	[AC_MSG_LOST] = "S",
 };
 
 static char text[65536];
