@@ -186,14 +186,21 @@ testSecondInterruptKills() {
 	assertContains "$(cat "$d/err")" "ranks 0-1: killed by signal 9 (Killed), sent by launch at a second signal"
 }
 
+# looping_ranks DIR: launch 2 ranks that loop until killed, each writing its
+# pid to DIR/pid.RANK; LPID is launch's, once both ranks run.
+looping_ranks() {
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" BASH_ENV="${BASH_ENV:-}" "$ACCELCTL" launch -n 2 -- \
+		bash -c "echo \$\$ >$1/pid.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
+	LPID=$!
+	eventually 20 test -s "$1/pid.0" -a -s "$1/pid.1"
+}
+
 # A launch killed for good (kill -9, the OOM killer) takes its ranks with it:
 # they run in sessions of their own, where nothing else would end them.
 testRanksEndWithLaunch() {
 	local d; d=$(scratch)/die; mkdir -p "$d"
-	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
-		bash -c "echo \$\$ >$d/pid.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
-	local pid=$!
-	eventually 20 test -s "$d/pid.0" -a -s "$d/pid.1"
+	looping_ranks "$d"
+	local pid=$LPID
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null
 	eventually 20 eval "! kill -0 $(cat "$d/pid.0") 2>/dev/null && ! kill -0 $(cat "$d/pid.1") 2>/dev/null"
@@ -206,10 +213,8 @@ testRanksEndWithLaunch() {
 # continues them.
 testStopStopsTheRanks() {
 	local d; d=$(scratch)/tstp; mkdir -p "$d"
-	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" "$ACCELCTL" launch -n 2 -- \
-		bash -c "echo \$\$ >$d/pid.\$ACCELCTL_RANK; while :; do sleep 0.05; done" &
-	local pid=$!
-	eventually 20 test -s "$d/pid.0" -a -s "$d/pid.1"
+	looping_ranks "$d"
+	local pid=$LPID
 	kill -TSTP "$pid"
 	stopped() { [ "$(ps -o stat= -p "$1" | cut -c1)" = T ]; }
 	eventually 20 eval "stopped $(cat "$d/pid.0") && stopped $(cat "$d/pid.1")"
