@@ -233,17 +233,19 @@ testWaitLongerThanProgressAcrossNodes() {
 	assertEquals "main-first: every rank exits 0" 4 "$(printf '%s\n' "$out" | grep -c 'rc=0$')"
 }
 
-# perArrival NODES: "BYTES CALLS" into Redis per node-arrival (INFO's
-# total_net_input_bytes and commandstats, the scripts' calls included, INFO and
-# CONFIG left out) over 21 barriers of NODES nodes x 1 rank, after a warm-up
-# barrier (connects, registration, script loading are not per arrival).
+# perArrival NODES: "BYTES CALLS BITFIELDS" into Redis per node-arrival
+# (INFO's total_net_input_bytes and commandstats, the scripts' calls included,
+# INFO and CONFIG left out; BITFIELD is an arrival's own command) over 21
+# barriers of NODES nodes x 1 rank, after a warm-up barrier (connects,
+# registration, script loading are not per arrival).
 perArrival() {
 	local n=$1 d; d=$(scratch)/pa$n; mkdir -p "$d"
 	cat >"$d/snap" <<EOS
 redis-cli -s '$REDIS_SOCK' info all | tr -d '\r' | awk -F'[:=,]' '
 	/^total_net_input_bytes:/ { b = \$2 }
 	/^cmdstat_/ && \$1 !~ /^cmdstat_(info|config)/ { c += \$3 }
-	END { print b, c }'
+	/^cmdstat_bitfield:/ { f = \$3 }
+	END { print b, c, f + 0 }'
 EOS
 	across "$n" 1 bash -c '
 		accelctl barrier --timeout 30s w1 || exit
@@ -252,7 +254,7 @@ EOS
 		for i in $(seq 1 20); do accelctl barrier --timeout 30s l || exit; done
 		[ $ACCELCTL_RANK = 0 ] && sh '"$d"'/snap >'"$d"'/after; exit 0'
 	assertRc 0 "$n nodes x 21 barriers"
-	awk -v n="$n" 'NR == 1 { b = $1; c = $2 } NR == 2 { printf "%d %.1f\n", ($1 - b) / (21 * n), ($2 - c) / (21 * n) }' \
+	awk -v n="$n" 'NR == 1 { b = $1; c = $2; f = $3 } NR == 2 { printf "%d %.1f %.1f\n", ($1 - b) / (21 * n), ($2 - c) / (21 * n), ($3 - f) / (21 * n) }' \
 		"$d/before" "$d/after"
 }
 
@@ -312,15 +314,27 @@ jq_() {
 
 # The work of one node's arrival does not grow with the nodes: no script text,
 # no list of every node's inbox, no reading of every arrival (issue 14).
+#
+# Over NCCL (fake.redis) no arrival goes through the store at all: what Redis
+# sees then is the helpers' timers (keepalive, the stream's read), so bytes per
+# arrival measure how long the barriers took on this machine, not the protocol;
+# a busy machine under ASan once read 37 B at 2 nodes and 97 B at 8 (CI, stop
+# 38). There the test checks that no arrival reached the store.
 testArrivalCostFlatAsNodesGrow() {
-	local two eight
+	local two eight b2 c2 f2 b8 c8 f8
 	two=$(perArrival 2) eight=$(perArrival 8)
-	echo "per node-arrival (bytes, commands): 2 nodes: $two; 8 nodes: $eight" >&2
-	set -- $two $eight
-	assertTrue "bytes per arrival at 8 nodes ($3) under 600" "[ ${3:-9999} -lt 600 ]"
-	assertTrue "bytes per arrival do not grow: 2 nodes $1, 8 nodes $3" "[ ${3:-9999} -le $((${1:-0} * 13 / 10 + 40)) ]"
-	assertTrue "commands per arrival at 8 nodes ($4) at most 7" "awk 'BEGIN { exit !(${4:-99} <= 7) }'"
-	assertTrue "commands per arrival do not grow: 2 nodes $2, 8 nodes $4" "awk 'BEGIN { exit !(${4:-99} <= ${2:-0} + 0.5) }'"
+	echo "per node-arrival (bytes, commands, bitfields): 2 nodes: $two; 8 nodes: $eight" >&2
+	read -r b2 c2 f2 <<<"$two"
+	read -r b8 c8 f8 <<<"$eight"
+	if [ "${ACCELCTL_TEST_TRANSPORT:-}" = nccl ]; then
+		assertEquals "over NCCL no arrival reaches the store (BITFIELDs per arrival, 2 nodes)" "0.0" "${f2:-x}"
+		assertEquals "over NCCL no arrival reaches the store (BITFIELDs per arrival, 8 nodes)" "0.0" "${f8:-x}"
+		return
+	fi
+	assertTrue "bytes per arrival at 8 nodes ($b8) under 600" "[ ${b8:-9999} -lt 600 ]"
+	assertTrue "bytes per arrival do not grow: 2 nodes $b2, 8 nodes $b8" "[ ${b8:-9999} -le $((${b2:-0} * 13 / 10 + 40)) ]"
+	assertTrue "commands per arrival at 8 nodes ($c8) at most 7" "awk 'BEGIN { exit !(${c8:-99} <= 7) }'"
+	assertTrue "commands per arrival do not grow: 2 nodes $c2, 8 nodes $c8" "awk 'BEGIN { exit !(${c8:-99} <= ${c2:-0} + 0.5) }'"
 }
 
 load_shunit2
