@@ -7,7 +7,7 @@
 enum { OPT_OUT, OPT_SVG, OPT_JOB };
 
 static const struct ac_optdef trace_opts[] = {
-	[OPT_OUT] = { "output", 'o', "FILE", "write the merged trace to FILE (DIR/accelctl.JOB.json)" },
+	[OPT_OUT] = { "output", 'o', "FILE", "write the merged trace to FILE (DIR/accelctl.JOB.json; - for standard output)" },
 	[OPT_SVG] = { "svg", 0, "FILE", "also write a timeline of it to FILE, one row per rank" },
 	[OPT_JOB] = { "job", 'j', "ID", "the job whose traces to merge (the one in DIR)" },
 	{ NULL, 0, NULL, NULL }

@@ -667,6 +667,14 @@ write_merged(FILE *f, const struct ac_tev *ev, size_t n, const char *job,
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
+/* "-": standard output, as for every tool that writes a file (a file
+ * named "-" is "./-"). */
+static int
+is_stdout(const char *path)
+{
+	return strcmp(path, "-") == 0;
+}
+
 /*
  * May PATH be replaced by an output? A new name, or a regular file: a
  * rename over anything else replaces it (as root, --output /dev/null made
@@ -679,7 +687,7 @@ replaceable(const char *path)
 {
 	struct stat st;
 
-	if (lstat(path, &st) == -1 || S_ISREG(st.st_mode))
+	if (is_stdout(path) || lstat(path, &st) == -1 || S_ISREG(st.st_mode))
 		return 0;
 	ac_warnx("'%s': %s: not an output (a regular file or a new name)", path,
 	    S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ?
@@ -701,6 +709,15 @@ write_file(const char *path, const struct ac_tev *ev, size_t n, const char *job,
 	FILE *f;
 	int rc, fd;
 
+	if (is_stdout(path)) {
+		rc = svg ? ac_tsvg_write(stdout, ev, n, job) :
+		    write_merged(stdout, ev, n, job, nodes, nn);
+		if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+			rc = -1;
+		if (rc == -1)
+			ac_warn("standard output");
+		return rc;
+	}
 	if (replaceable(path) == -1)
 		return -2;
 	if (asprintf(&tmp, "%s.tmp%ld", path, (long)getpid()) == -1) {
@@ -861,6 +878,10 @@ outputs_refused(const char *out, const char *svg)
 		ac_warnx("'%s': a node's trace file: not an output", svg);
 		return 2;
 	}
+	if (out != NULL && svg != NULL && is_stdout(out) && is_stdout(svg)) {
+		ac_warnx("--output and --svg are both standard output");
+		return 2;
+	}
 	if (out != NULL && svg != NULL && same_file(out, svg)) {
 		ac_warnx("--output and --svg are the same file: '%s'", svg);
 		return 2;
@@ -1002,9 +1023,10 @@ write_outputs(const char *dir, const char *job, const char *out,
 		costliest(all, n, 5);
 		gaps(nodes, nn, gap, sizeof(gap));
 		fprintf(stderr, "accelctl: trace: %ld node%s%s, %zu events: "
-		    "%s%s%s\n", nn, nn == 1 ? "" : "s", gap, n, out != NULL ?
-		    out : path, svg != NULL ? " and " : "", svg != NULL ? svg :
-		    "");
+		    "%s%s%s\n", nn, nn == 1 ? "" : "s", gap, n, out == NULL ?
+		    path : is_stdout(out) ? "standard output" : out,
+		    svg != NULL ? " and " : "", svg == NULL ? "" :
+		    is_stdout(svg) ? "standard output" : svg);
 	}
 	free(path);
 	return rc == 0 ? 0 : rc == -2 ? 2 : 125;

@@ -308,6 +308,33 @@ testOutputNotAFileRefused() {
 	assertRc 0 "a regular file, replaced"
 }
 
+# "-" is standard output, for --output or --svg (not both): it wrote a file
+# named "-" (review of issue 37). The summary stays on standard error, so
+# standard output is the merged trace alone; "./-" is still a file.
+testOutputToStandardOutput() {
+	local d; d=$(scratch)/dash; mkdir -p "$d/t"
+	fake_node "$d/t" 0 b:a b:z
+	fake_node "$d/t" 1 b:a b:z
+	local before; before=$(ls -id ./- 2>/dev/null)
+	run -- trace merge -o - "$d/t"
+	assertRc 0 "-o -"
+	printf '%s\n' "$out" >"$d/merged.json"
+	$CHECK "$d/merged.json" >/dev/null
+	assertEquals "standard output is the merged trace: $out" 0 $?
+	assertContains "$err" "6 events: standard output"
+	assertEquals "no file named - here" "$before" "$(ls -id ./- 2>/dev/null)"
+	assertFalse "no file named - beside the traces" "[ -e '$d/t/-' ]"
+	run -- trace merge --output "$d/o.json" --svg - "$d/t"
+	assertRc 0 "--svg -"
+	assertContains "$out" "<svg"
+	assertTrue "the trace in its file" "[ -s '$d/o.json' ]"
+	run -- trace merge -o - --svg - "$d/t"
+	assertRc 2 "both to standard output"
+	assertContains "$err" "--output and --svg are both standard output"
+	(cd "$d" && "$ACCELCTL" trace merge -o ./- t 2>/dev/null)
+	assertTrue "./- is a file" "[ -s '$d/-' ]"
+}
+
 # A write error exits 125 (README's table: accelctl itself failed), and a
 # node file missing among the others (nodes 0 and 2, not 1) is said.
 testWriteErrorAndMissingNode() {
