@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "duration.h"
+#include "helper.h"
 #include "rdvstate.h"
 #include "transport.h"
 #include "xport.h"

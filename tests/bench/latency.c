@@ -1,6 +1,6 @@
 /* latency.c: from the last rank's arrival to the last rank's release, per barrier:
  * NODES x NPROC processes run GENS barriers through their node's helper
- * (lib/sync.c, as the accelctl binary does) and record monotonic timestamps
+ * (lib/client/sync.c, as the accelctl binary does) and record monotonic timestamps
  * around each call. Simulated node N uses the runtime directory DIR/nodeN.
  *
  *   bench_latency NODES NPROC GENS DIR   (ACCELCTL_JOB_ID, ACCELCTL_RENDEZVOUS

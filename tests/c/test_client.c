@@ -19,6 +19,7 @@
 #include "client.h"
 #include "coll.h"
 #include "duration.h"
+#include "helper.h"
 #include "rankproc.h"
 #include "rdvurl.h"
 

@@ -1,5 +1,5 @@
 /* test_nccl_link.c: the NCCL variant links: every CUDA and NCCL symbol accelctl
- * looks up at run time (lib/ncclso.h) resolves against the libraries CMake found. */
+ * looks up at run time (lib/nccl/ncclso.h) resolves against the libraries CMake found. */
 #include <stdio.h>
 
 #include "ncclso.h"

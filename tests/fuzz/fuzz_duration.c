@@ -1,4 +1,4 @@
-/* fuzz_duration.c: libFuzzer target for the duration parser (ac_parse_duration in lib/duration.c, ac_parse_uint in lib/num.c).
+/* fuzz_duration.c: libFuzzer target for the duration parser (ac_parse_duration in lib/base/duration.c, ac_parse_uint in lib/base/num.c).
  *
  * The input is one string, as given to --timeout or ACCELCTL_HELPER_IDLE.
  * Checks beyond the sanitizers: an accepted duration is 0 to 30 days, and

@@ -1,4 +1,4 @@
-/* fuzz_env.c: libFuzzer target for the environment detection (ac_topo_detect in lib/topo.c, lib/slurm.c).
+/* fuzz_env.c: libFuzzer target for the environment detection (ac_topo_detect in lib/detect/topo.c, lib/detect/slurm.c).
  *
  * The input is an environment, one NAME=VALUE a line, as in
  * tests/fixtures/launcher-env. Detection reads it through its getenv hook,

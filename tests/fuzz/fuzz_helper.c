@@ -1,4 +1,4 @@
-/* fuzz_helper.c: libFuzzer target for the helper's message handling: lib/hconn.c's reading, dispatch and request handlers.
+/* fuzz_helper.c: libFuzzer target for the helper's message handling: lib/helper/hconn.c's reading, dispatch and request handlers.
  *
  * It drives the connections through helper.h, as the helper's loop does
  * (ac_hconn_read, ac_hconn_flush, ac_hconn_drop, ac_hconn_timers), over the

@@ -1,4 +1,4 @@
-/* fuzz_journal.c: libFuzzer target for journal replay (ac_journal_open in lib/journal.c) and compaction.
+/* fuzz_journal.c: libFuzzer target for journal replay (ac_journal_open in lib/coll/journal.c) and compaction.
  *
  * The input is a journal file, as a killed helper leaves it. It is replayed
  * into a fresh job, the job's status is shown (what "accelctl status" asks

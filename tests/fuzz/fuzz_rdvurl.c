@@ -1,4 +1,4 @@
-/* fuzz_rdvurl.c: libFuzzer target for the rendezvous URL parser (ac_rdv_parse in lib/rdvurl.c).
+/* fuzz_rdvurl.c: libFuzzer target for the rendezvous URL parser (ac_rdv_parse in lib/proto/rdvurl.c).
  *
  * The input is the URL (ACCELCTL_RENDEZVOUS), optionally followed by a NUL
  * byte and the contents of ACCELCTL_REDIS_PASSWORD_FILE, written to a

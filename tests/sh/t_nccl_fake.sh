@@ -1,4 +1,4 @@
-# t_nccl_fake.sh: the NCCL transport's own code (lib/xnccl.c, cmd/check.c) against a
+# t_nccl_fake.sh: the NCCL transport's own code (lib/nccl/xnccl.c, cmd/check.c) against a
 # fake CUDA runtime and NCCL (tests/fake/fakecuda.c) where no GPU is: one-rank and
 # multi-node communicators of the simulated nodes' helpers, barriers, --status,
 # broadcasts, the uniqueId exchange through the rendezvous (Redis, or etcd),
@@ -10,7 +10,7 @@
 . "$(dirname "$0")/etcd.sh"
 
 # NCCL_FAKE_STORE=etcd (ctest sh.nccl_fake_etcd): the same over etcd, whose
-# rendezvous NCCL rides on as on Redis' (lib/rdvproto.c).
+# rendezvous NCCL rides on as on Redis' (lib/proto/rdvproto.c).
 STORE=${NCCL_FAKE_STORE:-redis}
 case $STORE in
 redis) SHOWN=Redis ;;

@@ -6,7 +6,7 @@
 # on one node show that once full it stays flat.
 #
 # The ranks are bench_latency's processes (tests/bench/latency.c): each call is a
-# connection, an arrival and a release through lib/sync.c, as the accelctl binary
+# connection, an arrival and a release through lib/client/sync.c, as the accelctl binary
 # makes them, without an exec per call: the helpers see what they see from a job
 # script, and the 30,000 processes the calls cost (minutes of a busy machine's 2
 # cores, past ctest's timeout) go. The loop runs in phases, the helpers sampled

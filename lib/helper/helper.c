@@ -27,7 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "coll.h"
 #include "trace.h"
 #include "duration.h"
@@ -412,6 +411,22 @@ set_title(const struct ac_topo *t)
 		snprintf(title + n, sizeof(title) - (size_t)n, " node %ld",
 		    t->v[AC_NODE]);
 	ac_proctitle_set(title);
+}
+
+int
+ac_helper_idle_ms(const char *v, long *ms, const char **why)
+{
+	*ms = 600000;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (ac_parse_duration(v, ms, why) == -1)
+		return -1;
+	if (*ms == 0) {
+		*why = "must be more than 0 (the helper would exit before it "
+		    "served anyone)";
+		return -1;
+	}
+	return 0;
 }
 
 int

@@ -39,7 +39,6 @@
 #include "kind.h"
 #include "log.h"
 #include "ncclso.h"
-#include "transport.h"
 #include "xnccl.h"
 #include "xnhdr.h"
 

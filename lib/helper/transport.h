@@ -2,8 +2,7 @@
 #ifndef ACCELCTL_TRANSPORT_H
 #define ACCELCTL_TRANSPORT_H
 
-/* ACCELCTL_TRANSPORT: auto (unset or empty), redis or nccl. */
-enum ac_tsetting { AC_TSET_AUTO, AC_TSET_REDIS, AC_TSET_NCCL };
+#include "xport.h"	/* enum ac_tsetting */
 
 /* What a job gets (for info: the helper decides NCCL lazily). */
 enum ac_tchoice {

@@ -32,22 +32,6 @@
 /* How long a connect may find the helper's listen queue full (EAGAIN). */
 #define CONNECT_WAIT_MS 10000
 
-int
-ac_helper_idle_ms(const char *v, long *ms, const char **why)
-{
-	*ms = 600000;
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (ac_parse_duration(v, ms, why) == -1)
-		return -1;
-	if (*ms == 0) {
-		*why = "must be more than 0 (the helper would exit before it "
-		    "served anyone)";
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Connect without blocking: a Unix socket whose listen queue is full (a
  * stopped or swamped helper) makes a blocking connect(2) wait for ever. A

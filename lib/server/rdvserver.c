@@ -44,7 +44,7 @@
 #define BIND_TRIES	5	/* free ports tried when another process was faster */
 
 /*
- * The commands of the job's ACL user: what the helpers send (lib/xredis.c:
+ * The commands of the job's ACL user: what the helpers send (lib/redis/xredis.c:
  * AUTH is always allowed, SELECT, GET, HSET, EXISTS, EXPIRE, HGETALL,
  * BITFIELD, XREAD, EVALSHA, EVAL after NOSCRIPT and for a withdrawal, SCRIPT
  * LOAD) and what its scripts call (SET, INCR, GET, EXISTS, EXPIRE, HSET,

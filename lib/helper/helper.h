@@ -93,6 +93,9 @@ long ac_hconn_timers(long now, long *next);
 void ac_helper_shaped(struct ac_job *j);
 /* Run the helper in this process (the "accelctl helper run" body); READY_FD
  * gets one byte once it listens (-1: none). */
+/* ACCELCTL_HELPER_IDLE (V, NULL for unset): *MS, default 10m. 0, or -1 with
+ * *WHY (malformed, or 0: a helper that exits at once serves nobody). */
+int  ac_helper_idle_ms(const char *v, long *ms, const char **why);
 int  ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground);
 
 #endif

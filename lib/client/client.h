@@ -59,8 +59,4 @@ int  ac_client_request(struct ac_client *c, int type, const char *text,
  */
 int  ac_client_recv(struct ac_client *c, long deadline, struct ac_rd *r);
 
-/* ACCELCTL_HELPER_IDLE (V, NULL for unset): *MS, default 10m. 0, or -1 with
- * *WHY (malformed, or 0: a helper that exits at once serves nobody). */
-int  ac_helper_idle_ms(const char *v, long *ms, const char **why);
-
 #endif

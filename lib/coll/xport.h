@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ACCELCTL_TRANSPORT: auto (unset or empty), redis or nccl (parsed in
+ * transport.c; here because a transport is told it). */
+enum ac_tsetting { AC_TSET_AUTO, AC_TSET_REDIS, AC_TSET_NCCL };
+
 struct ac_job;
 struct ac_coll;
 struct ac_lost;

@@ -59,7 +59,7 @@ void ac_topo_explain(ac_getenv_fn get, void *ctx, char *buf, size_t len);
 /* The value of NAME, with "-1" and "" counting as unset (NULL). */
 const char *ac_topo_lookup(ac_getenv_fn get, void *ctx, const char *name);
 
-/* The job identity of detected T (lib/jobid.c): 0, or -1 with ERR. */
+/* The job identity of detected T (lib/detect/jobid.c): 0, or -1 with ERR. */
 int ac_topo_job_id(struct ac_topo *t, ac_getenv_fn get, void *ctx,
     char *err, size_t errlen);
 
