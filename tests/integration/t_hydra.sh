@@ -12,7 +12,7 @@ oneTimeSetUp() {
 testFourProcesses() {
 	local out; out=$(scratch)/np4; mkdir -p "$out"
 	launcher_env timeout 120 mpiexec.hydra -n 4 bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
-	assertEquals "mpiexec.hydra exit status: $(cat "$out/stderr")" 0 $?
+	st=$?; assertEquals "mpiexec.hydra exit status: $(cat "$out/stderr")" 0 "$st"
 	check_job "$out" 4 1 4 mpich
 }
 
@@ -24,9 +24,9 @@ testTwoLaunchesSideBySide() {
 	local pa=$!
 	launcher_env ACCELCTL_JOB_ID=hydra-b timeout 120 mpiexec.hydra -n 3 bash "$JOB_SH" "$b" \
 		>"$b/stdout" 2>"$b/stderr"
-	assertEquals "second launch: $(cat "$b/stderr")" 0 $?
+	st=$?; assertEquals "second launch: $(cat "$b/stderr")" 0 "$st"
 	wait $pa
-	assertEquals "first launch: $(cat "$a/stderr")" 0 $?
+	st=$?; assertEquals "first launch: $(cat "$a/stderr")" 0 "$st"
 	check_job "$a" 2 1 2 mpich
 	check_job "$b" 3 1 3 mpich
 }

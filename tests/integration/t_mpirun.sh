@@ -13,7 +13,7 @@ oneTimeSetUp() {
 testFourProcesses() {
 	local out; out=$(scratch)/np4; mkdir -p "$out"
 	mpi_env timeout 120 mpirun --oversubscribe -np 4 bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
-	assertEquals "mpirun exit status: $(cat "$out/stderr")" 0 $?
+	st=$?; assertEquals "mpirun exit status: $(cat "$out/stderr")" 0 "$st"
 	check_job "$out" 4 1 4 openmpi
 }
 
@@ -22,7 +22,7 @@ testReadmeSnippet() {
 	make_stubs "$d"
 	readme_snippet mpirun.sh "$d/job.sh"
 	(cd "$d" && mpi_env OMPI_MCA_rmaps_base_oversubscribe=1 timeout 120 bash job.sh >out 2>err)
-	assertEquals "the README's mpirun example: $(cat "$d/err")" 0 $?
+	st=$?; assertEquals "the README's mpirun example: $(cat "$d/err")" 0 "$st"
 	assertEquals "prepare once, on rank 0" "$(hostname) 0" "$(cat "$d/log.prepare.sh")"
 	assertEquals "solver on all 4" 4 "$(lines "$d/log.solver")"
 }

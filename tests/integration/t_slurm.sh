@@ -35,7 +35,7 @@ checkSrun() {
 	local nodes=$1 per=$2 out; out=$(scratch)/srun-$1x$2; mkdir -p "$out"
 	slurm_env timeout 180 srun -N "$nodes" --ntasks-per-node "$per" bash "$JOB_SH" "$out" \
 		>"$out/stdout" 2>"$out/stderr"
-	assertEquals "srun exit status: $(cat "$out/stderr")" 0 $?
+	st=$?; assertEquals "srun exit status: $(cat "$out/stderr")" 0 "$st"
 	check_job "$out" $((nodes * per)) "$nodes" "$per" slurm
 }
 
@@ -55,7 +55,7 @@ sbatch_readme() {
 testSbatchReadmeJob() {
 	local d; d=$(scratch)/batch-ok
 	sbatch_readme "$d"
-	assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 $?
+	st=$?; assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 "$st"
 	assertContains "the batch script's is-main" "$(cat "$d/job.out")" "job done"
 	assertEquals "train ran on all 4 ranks" 4 "$(lines "$d/log.train.py")"
 	assertEquals "fetch-data: each node's local main first" "n1 0
@@ -90,7 +90,7 @@ testSbatchRendezvousReadme() {
 	make_stubs "$d"
 	readme_snippet sbatch-rendezvous.sh "$d/job.sh"
 	(cd "$d" && slurm_env timeout 180 sbatch --wait -o job.out job.sh >sbatch.out 2>&1)
-	assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 $?
+	st=$?; assertEquals "sbatch --wait: $(cat "$d/job.out")" 0 "$st"
 	local url addr
 	url=$(sed -n 's/^meeting at //p' "$d/job.out")
 	addr=${url#redis://accelctl@}; addr=${addr%:*}
@@ -118,7 +118,7 @@ testMpirunRendezvousReadme() {
 	make_stubs "$d"
 	readme_snippet mpirun-rendezvous.sh "$d/job.sh"
 	(cd "$d" && slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o job.out job.sh >/dev/null 2>&1)
-	assertEquals "sbatch: $(cat "$d/job.out")" 0 $?
+	st=$?; assertEquals "sbatch: $(cat "$d/job.out")" 0 "$st"
 	assertEquals "prepare once, on rank 0" "n1 0" "$(cat "$d/log.prepare.sh")"
 	assertEquals "solver on all 4" 4 "$(lines "$d/log.solver")"
 	eventually 30 emptied "$d/.accelctl"	# as in testSbatchRendezvousReadme
@@ -155,7 +155,7 @@ testTorchrunInsideSrun() {
 	slurm_env timeout 180 srun -N 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 2 \
 		--rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "srun-$port" \
 		--redirects 9:1 --tee 9:1 --no_python bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
-	assertEquals "srun torchrun: $(tail -n 5 "$out/stderr")" 0 $?
+	st=$?; assertEquals "srun torchrun: $(tail -n 5 "$out/stderr")" 0 "$st"
 	check_job "$out" 4 2 2 torchrun
 }
 
@@ -163,7 +163,7 @@ testMpirunInAllocation() {
 	local out; out=$(scratch)/mpi-alloc; mkdir -p "$out"
 	slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o "$out/job.out" \
 		--wrap "mpirun bash $JOB_SH $out" >/dev/null 2>&1
-	assertEquals "sbatch --wrap mpirun: $(cat "$out/job.out")" 0 $?
+	st=$?; assertEquals "sbatch --wrap mpirun: $(cat "$out/job.out")" 0 "$st"
 	check_job "$out" 4 2 2 openmpi
 }
 
@@ -175,7 +175,7 @@ testHydraInAllocation() {
 	local out; out=$(scratch)/hydra-alloc; mkdir -p "$out"
 	slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o "$out/job.out" \
 		--wrap "mpiexec.hydra -iface lo -ppn 2 bash $JOB_SH $out" >/dev/null 2>&1
-	assertEquals "sbatch --wrap mpiexec.hydra: $(cat "$out/job.out")" 0 $?
+	st=$?; assertEquals "sbatch --wrap mpiexec.hydra: $(cat "$out/job.out")" 0 "$st"
 	check_job "$out" 4 2 2 mpich
 }
 
@@ -185,7 +185,7 @@ testMpirunReadmeSnippetInAllocation() {
 	readme_snippet mpirun.sh "$d/snippet"
 	{ echo '#!/bin/bash'; cat "$d/snippet"; } >"$d/job.sh"
 	(cd "$d" && slurm_env timeout 180 sbatch --wait -N 2 --ntasks-per-node 2 -o job.out job.sh >/dev/null 2>&1)
-	assertEquals "sbatch: $(cat "$d/job.out")" 0 $?
+	st=$?; assertEquals "sbatch: $(cat "$d/job.out")" 0 "$st"
 	assertEquals "prepare once, on rank 0" "n1 0" "$(cat "$d/log.prepare.sh")"
 	assertEquals "solver on all 4" 4 "$(lines "$d/log.solver")"
 }

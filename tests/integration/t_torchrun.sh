@@ -27,7 +27,7 @@ testStandalone() {
 	# shellcheck disable=SC2086
 	torch_env timeout 120 torchrun --standalone --nproc_per_node 4 $TORCHRUN_FIX --no_python \
 		bash "$JOB_SH" "$out" >"$out/stdout" 2>"$out/stderr"
-	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	st=$?; assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 "$st"
 	check_job "$out" 4 1 4 torchrun
 }
 
@@ -50,7 +50,7 @@ two_launchers() {
 testTwoNodes() {
 	local out; out=$(scratch)/two; mkdir -p "$out"
 	two_launchers "$out" bash "$JOB_SH" "$out"
-	assertEquals "both launchers succeed: $(tail -n 5 "$out"/stderr.*)" 0 $?
+	st=$?; assertEquals "both launchers succeed: $(tail -n 5 "$out"/stderr.*)" 0 "$st"
 	check_job "$out" 4 2 2 torchrun
 }
 
@@ -88,7 +88,7 @@ testRestartAfterWorkerFailure() {
 		if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 1; fi
 		accelctl barrier --timeout 120s two || exit
 		echo "done $RANK $TORCHELASTIC_RESTART_COUNT" >>'"$out"'/done' >"$out/stdout" 2>"$out/stderr"
-	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	st=$?; assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 "$st"
 	t1=$(date +%s%N)
 	echo "torchrun with one restart: $(((t1 - t0) / 1000000)) ms"
 	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
@@ -114,7 +114,7 @@ testRestartUnderTheSameJobId() {
 		if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 1; fi
 		accelctl barrier --timeout 30s two || exit
 		echo "done $RANK $TORCHELASTIC_RESTART_COUNT" >>'"$out"'/done' >"$out/stdout" 2>"$out/stderr"
-	assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 $?
+	st=$?; assertEquals "torchrun exit status: $(tail -n 5 "$out/stderr")" 0 "$st"
 	assertEquals "the restarted attempt completed on every rank" 3 "$(grep -c ' 1$' "$out/done")"
 	assertEquals "nobody passed two in the first attempt" 0 "$(grep -c ' 0$' "$out/done")"
 }

@@ -61,7 +61,7 @@ testLintian() {
 testInstallBarrierRemove() {
 	(cd "$P" && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$(basename "$DEB")") \
 		>"$P/install.out" 2>&1
-	assertEquals "apt-get install ./$(basename "$DEB"): $(tail -n 5 "$P/install.out")" 0 $?
+	st=$?; assertEquals "apt-get install ./$(basename "$DEB"): $(tail -n 5 "$P/install.out")" 0 "$st"
 	INSTALLED=1
 	local f
 	for f in $FILES; do
@@ -77,10 +77,10 @@ testInstallBarrierRemove() {
 		accelctl launch --nnodes 2 -n 2 -- sh -c "
 			accelctl barrier --timeout 60s installed || exit
 			accelctl broadcast --timeout 60s word \"from-\$ACCELCTL_RANK\""' >"$P/run.out" 2>"$P/run.err"
-	assertEquals "barrier across 2 nodes with the installed binary: $(cat "$P/run.err")" 0 $?
+	st=$?; assertEquals "barrier across 2 nodes with the installed binary: $(cat "$P/run.err")" 0 "$st"
 	assertEquals "4 ranks got rank 0's word" 4 "$(grep -c '^from-0$' "$P/run.out")"
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq accelctl >"$P/remove.out" 2>&1
-	assertEquals "apt-get purge accelctl: $(tail -n 5 "$P/remove.out")" 0 $?
+	st=$?; assertEquals "apt-get purge accelctl: $(tail -n 5 "$P/remove.out")" 0 "$st"
 	INSTALLED=0
 	for f in $FILES /usr/share/doc/accelctl; do
 		assertFalse "$f removed" "[ -e '$f' ]"

@@ -104,7 +104,7 @@ testXdgRuntimeDirAppearsMidJob() {
 	run $TWO1 ACCELCTL_JOB_ID=$job XDG_RUNTIME_DIR="$xdg" -- barrier --timeout 20s mid
 	assertRc 0 "rank 1 met rank 0"
 	wait $r0
-	assertEquals "rank 0 met rank 1: $(cat "$d/r0")" 0 $?
+	st=$?; assertEquals "rank 0 met rank 1: $(cat "$d/r0")" 0 "$st"
 	assertFalse "no second helper under the new XDG_RUNTIME_DIR" "[ -e '$xdg/accelctl/$job.sock' ]"
 	# shellcheck disable=SC2086
 	run $TWO0 ACCELCTL_JOB_ID=$job XDG_RUNTIME_DIR="$xdg" -- helper stop
@@ -189,7 +189,7 @@ testTmpTakenByAnotherUser() {
 	as_other HOME="$OHOME" ACCELCTL_JOB_ID=taken $TWO1 -- barrier --timeout 20s t
 	assertRc 0 "rank 1 met rank 0 though /tmp/accelctl-$OUID is root's"
 	wait $r0
-	assertEquals "rank 0: $(cat "$d/t0")" 0 $?
+	st=$?; assertEquals "rank 0: $(cat "$d/t0")" 0 "$st"
 	local host; host=$(hostname | tr -c 'A-Za-z0-9.\n-' _)
 	local home=$OHOME/.accelctl/run.$host
 	assertTrue "the job's socket in $home" "[ -S '$home/taken.sock' ]"
@@ -253,7 +253,7 @@ testTakenThenFreedMidJob() {
 	as_other HOME="$OHOME" ACCELCTL_JOB_ID=gone $TWO1 -- barrier --timeout 20s g
 	assertRc 0 "rank 1 met rank 0"
 	wait $r0
-	assertEquals "rank 0: $(cat "$d/g0")" 0 $?
+	st=$?; assertEquals "rank 0: $(cat "$d/g0")" 0 "$st"
 	assertFalse "no helper in the freed name" "[ -e '/tmp/accelctl-$OUID/gone.sock' ]"
 	rm -rf "/tmp/accelctl-$OUID"
 }
@@ -271,7 +271,7 @@ testSubmitDirTakenByAnotherUser() {
 		eval "$(accelctl rendezvous start)" || exit
 		echo "pw=$ACCELCTL_REDIS_PASSWORD_FILE"
 		accelctl rendezvous status >/dev/null; echo "status=$?"' >"$d/sout" 2>"$d/serr"
-	assertEquals "the script ran: $(cat "$d/serr")" 0 $?
+	st=$?; assertEquals "the script ran: $(cat "$d/serr")" 0 "$st"
 	assertContains "$(cat "$d/sout")" "pw=$OHOME/.accelctl/rendezvous.77."
 	assertContains "$(cat "$d/sout")" "status=0"
 	assertContains "start says why" "$(cat "$d/serr")" \

@@ -76,7 +76,7 @@ testPasswordNotInCmdline() {
 	accelctl_cmdlines >"$d/cmdlines"
 	touch "$d/go"
 	wait $l
-	assertEquals "the job met through Redis with the password: $(cat "$d/err")" 0 $?
+	st=$?; assertEquals "the job met through Redis with the password: $(cat "$d/err")" 0 "$st"
 	assertEquals "processes showing the password" "" "$(grep "S3cretPw$$" "$d/cmdlines")"
 	# One '*' per character of the password (its length varies with $$).
 	local stars; stars=$(printf '%s' "S3cretPw$$" | tr -c '' '*')

@@ -116,7 +116,7 @@ testHelperAndSyncPaths() {
 	vg $r0 -- status --history 0 --json
 	wait %2 2>/dev/null
 	wait "$hp"
-	assertEquals "helper under valgrind: $(cat "$(scratch)/vg-helper")" 0 $?
+	st=$?; assertEquals "helper under valgrind: $(cat "$(scratch)/vg-helper")" 0 "$st"
 	# The trace that helper wrote, merged (issue 22), and the merge's errors.
 	vg -- trace merge --svg "$(scratch)/vg.svg" "$(scratch)/vgtrace"
 	assertEquals "trace merge" 0 "$rc"
@@ -149,7 +149,7 @@ testHelpersWithRendezvous() {
 	local p
 	for p in $pids; do
 		wait "$p"
-		assertEquals "helper $p under valgrind: $(cat "$base"/vg*)" 0 $?
+		st=$?; assertEquals "helper $p under valgrind: $(cat "$base"/vg*)" 0 "$st"
 	done
 	assertEquals "both ranks got the broadcast" "v
 v" "$(cat "$base/out0" "$base/out1")"

@@ -60,7 +60,7 @@ testTwoThousandBarriers() {
 	t0=$(date +%s)
 	for at in 1 100 $((N / 2)) "$N"; do
 		loop "$d" "$job" 2 2 $((at - g)) "${rdv[@]}"
-		assertEquals "barriers $g to $at: $(tail -n 3 "$d/err" 2>/dev/null)" 0 $?
+		st=$?; assertEquals "barriers $g to $at: $(tail -n 3 "$d/err" 2>/dev/null)" 0 "$st"
 		g=$at
 		sample "$d" "$job" 2 2 0 "$g" "${rdv[@]}"
 		sample "$d" "$job" 2 2 1 "$g" "${rdv[@]}"
@@ -98,7 +98,7 @@ testRecordFullStaysFlat() {
 	local job=full$$ p g=0 at
 	for at in 10200 11000; do
 		loop "$d" "$job" 1 2 $((at - g))
-		assertEquals "barriers $g to $at: $(tail -n 3 "$d/err" 2>/dev/null)" 0 $?
+		st=$?; assertEquals "barriers $g to $at: $(tail -n 3 "$d/err" 2>/dev/null)" 0 "$st"
 		g=$at
 		p=$(cat "$d/node0"/*.pid)
 		echo "$at $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status") $(env -i ACCELCTL_JOB_ID="$job" \
