@@ -88,6 +88,14 @@ struct ac_xport {
 	 * posted), what this node waits for ("node 0 to open this launch's
 	 * run"); else NULL. A timeout names it, not "other nodes". */
 	const char *(*pending)(void);
+	/* Optional: a line that names what this node waits for (a progress
+	 * line, a timeout, status) is due at DUE (ms): read it from the store
+	 * before then. When the transport will (ms), for the caller's poll;
+	 * -1 when it has nothing to read. Nothing is read sooner than needed:
+	 * a barrier that completes before any line is due costs no look.
+	 * DUE 0: an answer due now that should be fresh (status): read at
+	 * once, whatever was read for the last line. */
+	long	(*look_by)(long due);
 };
 
 /*

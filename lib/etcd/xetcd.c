@@ -2043,6 +2043,7 @@ static const struct ac_xport xport = {
 	.expired = NULL,
 	.withdraw = x_withdraw,
 	.pending = ac_rdvproto_pending,
+	.look_by = ac_rdvproto_look_by,
 };
 
 static const struct ac_store store = {

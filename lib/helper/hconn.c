@@ -483,6 +483,10 @@ dispatch(struct ac_hconn *c, int type, struct ac_rd *r)
 	case AC_MSG_ABORT:
 		return on_abort_msg(c, r);
 	case AC_MSG_STATUS:
+		/* The answer names the nodes of the last look; the next one
+		 * (status is asked again while one waits) is a fresh one. */
+		if (ac_hs.job.x != NULL && ac_hs.job.x->look_by != NULL)
+			(void)ac_hs.job.x->look_by(0);
 		return on_status(c);
 	case AC_MSG_HISTORY:
 		return on_history(c, r);
@@ -713,6 +717,24 @@ slow_client(struct ac_hconn *c, long now, long *next)
 	return 0;
 }
 
+/* C's next line (its timeout, a progress line) names the nodes it waits
+ * for: the transport reads them before it is due, not sooner (xport.h's
+ * look_by). The loop wakes up for that read. */
+static void
+look_before_lines(const struct ac_hconn *c, long *next)
+{
+	long due = c->deadline, at;
+
+	if (ac_hs.job.x == NULL || ac_hs.job.x->look_by == NULL ||
+	    !ac_coll_cross(&ac_hs.job, c->coll))
+		return;
+	if (c->progress_ms > 0 && (due < 0 || c->next_progress < due))
+		due = c->next_progress;
+	if (due >= 0 && (at = ac_hs.job.x->look_by(due)) >= 0 &&
+	    (*next < 0 || at < *next))
+		*next = at;
+}
+
 long
 ac_hconn_timers(long now, long *next_out)
 {
@@ -798,6 +820,7 @@ ac_hconn_timers(long now, long *next_out)
 		}
 		if (c->deadline >= 0 && (next < 0 || c->deadline < next))
 			next = c->deadline;
+		look_before_lines(c, &next);
 		if (down != NULL && !ac_hs.job.xreached &&
 		    (next < 0 || c->waiting_since + NEVER_REACHED_MS < next))
 			next = c->waiting_since + NEVER_REACHED_MS;

@@ -171,7 +171,9 @@ timers(void)
 		else if (next < 0 || idle_end < next)
 			next = idle_end;
 	}
-	return next < 0 ? -1 : next - now;
+	/* A time already past is due now: poll's negative timeout would
+	 * wait for ever, and every timer after it with it. */
+	return next < 0 ? -1 : next > now ? next - now : 0;
 }
 
 static int

@@ -41,13 +41,17 @@
 #define NAMES_FIRST_MS	100
 #define NAMES_MAX_MS	5000
 /*
- * Which nodes a barrier waits for is read only while it waits, not in an
- * arrival (that would be work in proportion to the nodes, at every one):
- * first LOOK_FIRST_MS after this node's arrival was answered "not the last",
- * then less often, up to every LOOK_MAX_MS. A barrier that completes sooner
- * costs no look at all; a timeout or status names the nodes of the last look.
+ * Which nodes a barrier waits for is read only when someone will read it,
+ * not in an arrival (work in proportion to the nodes, at every one) nor half
+ * a second into every barrier (a slow barrier cost every node a GET and an
+ * EXPIRE: issue 35): LOOK_LEAD_MS before a progress line, a timeout or a
+ * status answer is due (xport.h's look_by, asked by the helper's clients),
+ * and every LOOK_MAX_MS while something waits, which also reads an event
+ * the store may have trimmed and the abort. A barrier that completes before
+ * any line is due costs no look at all; a timeout or status names the nodes
+ * of the last look.
  */
-#define LOOK_FIRST_MS	500
+#define LOOK_LEAD_MS	1500
 #define LOOK_MAX_MS	10000
 
 /* A collective this node posted to the store (an arrival, a read of a
@@ -80,7 +84,7 @@ static struct {
 	long			 names_delay;	/* ms, doubling */
 	struct posted		*posted;	/* barriers posted to, results waited for */
 	long			 next_look;	/* ms: look at them again, or 0 */
-	long			 look_delay;	/* ms, doubling */
+	long			 last_look;	/* ms: the last look, or 0 */
 } P;
 
 static void send_off(void);
@@ -339,20 +343,40 @@ ac_rdvproto_posted(const struct ac_coll *c)
 void
 ac_rdvproto_look_soon(void)
 {
-	long at = ac_now_ms() + LOOK_FIRST_MS;
+	long at = ac_now_ms() + LOOK_MAX_MS;
 
-	if (P.next_look == 0 || at < P.next_look) {
+	if (P.next_look == 0 || at < P.next_look)
 		P.next_look = at;
-		P.look_delay = LOOK_FIRST_MS;
-	}
+}
+
+long
+ac_rdvproto_look_by(long due)
+{
+	long now = ac_now_ms(), at = due > 0 ? due - LOOK_LEAD_MS : now;
+
+	/* Not ready (joining, reconnecting): nothing can be read now, and
+	 * the sweep after the reconnect posts again; a time in the past here
+	 * would spin the helper's loop until then. */
+	if (P.st == NULL || P.st->look == NULL || P.posted == NULL ||
+	    !ac_rdvproto_ready())
+		return -1;
+	/* Looked already for this line (the clients ask at every pass of the
+	 * helper's loop, with the same due until the line is sent). */
+	if (due > 0 && P.last_look != 0 && at <= P.last_look)
+		return P.next_look > now ? P.next_look : -1;
+	if (at < now)
+		at = now;
+	if (P.next_look == 0 || at < P.next_look)
+		P.next_look = at;
+	return P.next_look;
 }
 
 /*
  * Look at every barrier this node posted and still waits at, and every
  * result it waits for (an event may be trimmed before a node that is slow
  * reads it: the store's look reads the result too); 1 if any. From a
- * collective's second look on (late: half a second after the first at
- * least) the abort is read as well (its event may have been trimmed): a
+ * collective's second look on (late: a look after the first) the abort is
+ * read as well (its event may have been trimmed): a
  * barrier that completes in its first seconds costs no more than the
  * store's look. Late is each collective's own, not the schedule's: posts
  * of other barriers reset the schedule, and a node that posted every
@@ -386,13 +410,12 @@ look_timer(long now)
 	if (P.st->look == NULL || !ac_rdvproto_ready() || P.next_look == 0)
 		return -1;
 	if (now >= P.next_look) {
+		P.last_look = now;
 		if (!look()) {
 			P.next_look = 0;
 			return -1;
 		}
-		P.look_delay = P.look_delay < LOOK_MAX_MS / 2 ?
-		    2 * P.look_delay : LOOK_MAX_MS;
-		P.next_look = now + P.look_delay;
+		P.next_look = now + LOOK_MAX_MS;
 	}
 	return P.next_look - now;
 }

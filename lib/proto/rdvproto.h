@@ -29,8 +29,11 @@ int  ac_rdvproto_elsewhere(const char *key);
 /* This node posted C to the store (its arrival, a read of its result):
  * 1 when it had before. Looks are about those (store.h's look). */
 int  ac_rdvproto_posted(const struct ac_coll *c);
-/* A post was answered "not complete": look at what waits, soon. */
+/* A post was answered "not complete": look at what waits when a line is
+ * due (ac_rdvproto_look_by), or LOOK_MAX_MS later at the latest. */
 void ac_rdvproto_look_soon(void);
+/* xport.h's look_by. */
+long ac_rdvproto_look_by(long due);
 
 /* The work due at NOW (looks for the names of missing nodes): ms until it
  * wants to run again, or -1. */

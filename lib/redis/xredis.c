@@ -213,6 +213,16 @@ static struct script register_lua = { FANOUT_LUA
  * (SET NX: two arrivals that both saw the count may both try). A node's failures, when it has any, are a field of the hash
  * "fail:KEY:GEN", written in the same script that sets its slot; the last
  * arrival reads them (HVALS, once per barrier, only the failed nodes).
+ *
+ * The script that writes GEN's result says so (a third element, 1), and
+ * that arrival's node deletes GEN - 1's keys (on_arrive): every node has
+ * arrived at GEN, so every node has passed GEN - 1 and nobody will read them
+ * again (DESIGN-NOTES "Retention"). A barrier name then holds three keys in
+ * Redis, whatever the barriers made of it, where each generation's stayed for
+ * the TTL (a day): 2,000 barriers of one name left 4,015 keys. The deletes
+ * are not in the script: a script's declared keys that do not exist make a
+ * Cluster slot being migrated answer TRYAGAIN until the move ends, and a
+ * single-key command follows ASK.
  */
 static struct script arrive_lua = { FANOUT_LUA
 "local ttl, nn = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
@@ -276,7 +286,7 @@ static struct script arrive_lua = { FANOUT_LUA
 "if not redis.call('SET', done, d, 'NX', 'EX', ttl) then\n"
 "  return {1, redis.call('GET', done)} end\n"
 "fanout(KEYS[5], ARGV[5] .. ' ' .. ARGV[6] .. '\\n' .. d, ttl)\n"
-"return {1, d}\n", "" };
+"return {1, d, 1}\n", "" };
 
 /* Lua: a node withdraws its arrival (its helper exits while the barrier
  * waits). KEYS: the arrivals, the failures. ARGV: node. Its slot is cleared
@@ -705,6 +715,32 @@ is_lost(const redisReply *reply)
 	    reply->element[0]->integer == 2;
 }
 
+/*
+ * This node's arrival wrote GEN's result: GEN - 1's arrivals, result and
+ * failures are read by nobody again (see arrive_lua). Three single-key
+ * commands, sent after the script, in the connection's order; one lost to a
+ * failover leaves its key to the TTL. EXPIRE KEY 0, not DEL: a TTL that is
+ * not positive deletes the key (Redis documents it; so does Valkey), and
+ * EXPIRE is a command the job's ACL user has always had (lib/server and the
+ * sites that copied its list), where DEL would have been refused (NOPERM:
+ * "rendezvous failed" at every barrier).
+ */
+static void
+forget_previous(const char *key, int64_t gen)
+{
+	static const char *const kinds[] = { "arr", "done", "fail" };
+	char name[KEY_MAX];
+	const char *argv[3] = { "EXPIRE", name, "0" };
+	size_t i;
+
+	if (gen < 1)
+		return;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		keyname(name, sizeof(name), kinds[i], key, gen - 1);
+		(void)ac_rconn_cmd(on_ignore, NULL, 3, argv, NULL);
+	}
+}
+
 static void
 on_arrive(redisReply *reply, void *priv)
 {
@@ -714,11 +750,14 @@ on_arrive(redisReply *reply, void *priv)
 	if (is_lost(reply))
 		lost_state();
 	else if (reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
-	    reply->elements == 2 && reply->element[0]->type == REDIS_REPLY_INTEGER) {
+	    (reply->elements == 2 || reply->elements == 3) &&
+	    reply->element[0]->type == REDIS_REPLY_INTEGER) {
 		redisReply *v = reply->element[1];
 
 		if (reply->element[0]->integer == 1 && v->type == REDIS_REPLY_STRING)
 			ac_rdvproto_deliver(r->key, r->gen, v->str, v->len);
+		if (reply->elements == 3)
+			forget_previous(r->key, r->gen);
 		else if ((c = ac_job_find(X.job, r->key, r->gen)) != NULL &&
 		    !c->done)
 			ac_rdvproto_look_soon();	/* which nodes are missing: later */
@@ -1566,6 +1605,7 @@ static const struct ac_xport xport = {
 	.expired = NULL,
 	.withdraw = x_withdraw,
 	.pending = ac_rdvproto_pending,
+	.look_by = ac_rdvproto_look_by,
 };
 
 static const struct ac_store store = {

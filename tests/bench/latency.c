@@ -6,6 +6,8 @@
  *   bench_latency NODES NPROC GENS DIR   (ACCELCTL_JOB_ID, ACCELCTL_RENDEZVOUS
  *                                          in the environment)
  * prints the median and p99 of (last release - last arrival) in microseconds.
+ * BENCH_NAMES=K: barrier g is named "latency-(g mod K)" (K names in rotation,
+ * as a job with many barrier names; the store's keys are bounded by names).
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -39,13 +41,17 @@ cmp(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	long nodes, per, nproc, gens;
+	long nodes, per, nproc, gens, names = 1;
 	long long *t, *lat;
 	char v[64], dir[4096];
 
 	if (argc != 5 || (nodes = atol(argv[1])) < 1 || (per = atol(argv[2])) < 1 ||
 	    (gens = atol(argv[3])) < 1) {
 		fprintf(stderr, "usage: bench_latency NODES NPROC GENS DIR\n");
+		return 2;
+	}
+	if (getenv("BENCH_NAMES") != NULL && (names = atol(getenv("BENCH_NAMES"))) < 1) {
+		fprintf(stderr, "bench_latency: BENCH_NAMES: a number of names, 1 or more\n");
 		return 2;
 	}
 	nproc = nodes * per;
@@ -85,9 +91,17 @@ main(int argc, char **argv)
 		}
 		for (long g = 0; g < gens; g++) {
 			struct ac_sync s;
+			char key[64], shown[64];
 
+			if (names == 1) {
+				snprintf(key, sizeof(key), "b:latency");
+				snprintf(shown, sizeof(shown), "'latency'");
+			} else {
+				snprintf(key, sizeof(key), "b:latency-%ld", g % names);
+				snprintf(shown, sizeof(shown), "'latency-%ld'", g % names);
+			}
 			ac_sync_init(&s, AC_OP_BARRIER, AC_SCOPE_JOB, AC_ROLE_WAIT,
-			    "b:latency", "'latency'", 0, 60000);
+			    key, shown, 0, 60000);
 			t[(p * gens + g) * 2] = now_ns();
 			if (ac_sync_wait(&topo, &s) != 0)
 				_exit(1);

@@ -126,6 +126,16 @@ conns() {
 	done <<<"$out"
 }
 
+# status_everywhere DIR: accelctl status on every node of the job in DIR.
+status_everywhere() {
+	local n
+	for ((n = 0; n < NODES; n++)); do
+		rank_env "$1" "$NODES" "$RANKS" "$n" 0
+		env -i "${ENVV[@]}" timeout 10 accelctl status >/dev/null 2>&1
+	done
+	return 0
+}
+
 # start_move [DST]: the job's slot starts moving from the master serving it to
 # DST, or else the first other master: IMPORTING there, MIGRATING here, its
 # first 3 keys moved. MV_SLOT, MV_SRC and MV_DST say which.
@@ -164,6 +174,13 @@ migrate() {
 		# ASK is followed to the importing node with ASKING, TRYAGAIN
 		# sent again, and no helper drops its connections (the
 		# source accepts none; the harness's own INFO is one).
+		# A status on every node first, as a user asks while a job
+		# hangs: it reads who is missing now (a look, whose GET of
+		# the result the half-moved slot answers with ASK), so every
+		# waiting helper is sent to the importing node whatever the
+		# machine's timing (a helper reads the store only when a
+		# line is due, not half a second into every wait: issue 35).
+		status_everywhere "$d"
 		eventually 30 asked "$dst" && ASKED=1
 		local c0 r0; r0=$(redirects "$src") c0=$(conns "$src")
 		sleep "$HOLD"

@@ -2,12 +2,19 @@
 # the waits in flight.
 . "$(dirname "$0")/lib.sh"
 
+# The order is made, not slept for (a fixed 0.5 s and 1 s were an order a busy
+# machine could lose): rank 0 aborts once ranks 1 and 2 are about to wait at
+# 'now', and rank 3 calls 'later' only after the abort returned.
 testAbortReleasesNowAndLater() {
+	local d; d=$(scratch)/nl; mkdir -p "$d"
 	run -- launch -n 4 --tag -- bash -c '
+		d='"$d"'
+		until_there() { local end=$((SECONDS + 60)); until [ -e "$1" ] || [ $SECONDS -ge $end ]; do sleep 0.05; done; }
 		case $ACCELCTL_RANK in
-		0) sleep 0.5; accelctl abort disk full; echo "abort rc=$?" ;;
-		3) sleep 1; accelctl barrier later; echo "rc=$?" ;;
-		*) accelctl barrier now; echo "rc=$?" ;;
+		0) until_there "$d/in.1"; until_there "$d/in.2"
+		   accelctl abort disk full; echo "abort rc=$?"; touch "$d/aborted" ;;
+		3) until_there "$d/aborted"; accelctl barrier later; echo "rc=$?" ;;
+		*) touch "$d/in.$ACCELCTL_RANK"; accelctl barrier now; echo "rc=$?" ;;
 		esac'
 	assertContains "$out" "0: abort rc=0"
 	assertEquals "waiters and latecomers exit 3: $out $err" 3 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
@@ -16,11 +23,14 @@ testAbortReleasesNowAndLater() {
 }
 
 testAbortReachesWaitAndBroadcast() {
+	local d; d=$(scratch)/wb; mkdir -p "$d"
 	run -- launch -n 3 --tag -- bash -c '
+		d='"$d"'
+		until_there() { local end=$((SECONDS + 60)); until [ -e "$1" ] || [ $SECONDS -ge $end ]; do sleep 0.05; done; }
 		case $ACCELCTL_RANK in
-		0) sleep 0.3; accelctl abort ;;
-		1) accelctl on-process 2 --wait -- true; echo "rc=$?" ;;
-		2) accelctl broadcast never; echo "rc=$?" ;;
+		0) until_there "$d/in.1"; until_there "$d/in.2"; accelctl abort ;;
+		1) touch "$d/in.1"; accelctl on-process 2 --wait -- true; echo "rc=$?" ;;
+		2) touch "$d/in.2"; accelctl broadcast never; echo "rc=$?" ;;
 		esac'
 	assertEquals "both exit 3" 2 "$(printf '%s\n' "$out" | grep -c 'rc=3$')"
 	assertContains "$err" "aborted: rank 0: no reason given"
@@ -36,7 +46,7 @@ testStatusShowsWaitsInFlight() {
 	# Rank 3 asks its node's helper; rank 0 asks its own while it waits.
 	# Each asks until the answer is complete (a deadline, not a sleep): a
 	# store may look for the missing nodes a while after it posted (Redis
-	# 500 ms later, NCCL's post to the rendezvous 200 ms later).
+	# when status asks, NCCL's post to the rendezvous 200 ms later).
 	run -- launch -n 4 -- bash -c '
 		d='"$d"'
 		asks() { # asks FILE TEXT: status into FILE until it has TEXT (60 s by the clock)

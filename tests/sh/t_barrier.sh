@@ -22,7 +22,7 @@ testRankThatNeverArrivesTimesOut() {
 	# missing at 'lonely'.
 	# On 2 nodes rank 3 may not meet first (node 1 names it "never
 	# connected"): the deadline is 4 s there, for node 0 to post and look
-	# (500 ms after) while its second rank may connect a second late.
+	# (1.5 s before the deadline) while its second rank may connect a second late.
 	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 2 ] && warm='accelctl barrier warm || exit; '
 	[ "${ACCELCTL_TEST_NNODES:-1}" -gt 1 ] && t=4
 	# No rank exits until the three waiters have timed out: a rank that

@@ -353,4 +353,50 @@ testLastArrivalDiedWhileOthersPost() {
 	assertContains "node 0 passed while it posted others (stderr: $err)" "$out" "rc=0 after"
 }
 
+# Redis goes away while a node's barrier waits, its progress lines due every
+# second: the helper goes on with its timers, without burning CPU. A look is
+# read shortly before a line is due (issue 35), and while the rendezvous was
+# down the look's time stayed in the past: the helper's loop took it for
+# "no timer" and slept until Redis came back (no progress line, no deadline:
+# faults.cluster's loops hung), or, had a past time been taken as due, would
+# have spun. Its CPU is measured over 3 s of the outage, as t_limits measures
+# the fd limit's; node 0 waits 3 s at least, so its line at 2 s is due well
+# before it passes.
+testNoSpinWhileRedisIsDown() {
+	local d job rt pid t1 t2; d=$(scratch)/spin; mkdir -p "$d"
+	( RDV="unix://$REDIS_SOCK" EXTRA_ENV=ACCELCTL_PROGRESS_INTERVAL=1s across 2 1 bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			until [ -e '"$d"'/go ]; do sleep 0.1; done
+		else
+			echo "$ACCELCTL_JOB_ID $ACCELCTL_RUNTIME_DIR" >'"$d"'/node0
+		fi
+		accelctl barrier --timeout 120s x; echo "rc=$?"'
+	  printf '%s\n' "$out" >"$d/out"; printf '%s\n' "$err" >"$d/err" ) &
+	local launch=$!
+	# Node 0 posted its arrival (its helper is the job's one: node 1's rank
+	# has not run accelctl yet).
+	eventually 60 test -s "$d/node0"
+	read -r job rt <"$d/node0"
+	eventually 60 posted_x "$job"
+	assertTrue "node 0 posted its arrival" "posted_x $job"
+	pid=$(cat "$rt"/*.pid 2>/dev/null | head -1)
+	assertTrue "node 0's helper ($pid)" "[ -n '$pid' ] && [ -e /proc/$pid/stat ]"
+	if [ -n "$pid" ] && [ -e "/proc/$pid/stat" ]; then
+		redis_kill
+		t1=$(cpu_ticks "$pid")
+		sleep 3	# the window the helper's CPU is measured over
+		t2=$(cpu_ticks "$pid")
+		echo "helper CPU while Redis was down: $((t2 - t1)) ticks in 3 s" >&2
+		assertTrue "the helper did not spin while Redis was down ($((t2 - t1)) ticks of CPU in 3 s)" "[ $((t2 - t1)) -lt 60 ]"
+		redis_start
+	fi
+	touch "$d/go"
+	wait "$launch"
+	assertEquals "both ranks pass once Redis is back: $(cat "$d/err")" 2 "$(grep -c 'rc=0$' "$d/out")"
+	assertContains "node 0's progress went on while Redis was down" "$(cat "$d/err")" \
+		"0: accelctl: barrier: waiting 2s at 'x' (generation 0)"
+}
+posted_x() { [ -n "$(redis_cli --scan --pattern "accelctl:{$1}:*arr:b:x:0" 2>/dev/null)" ]; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
 load_shunit2

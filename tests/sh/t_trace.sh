@@ -157,8 +157,23 @@ print(sum(1 for t in r.iter("{http://www.w3.org/2000/svg}text") if (t.text or ""
 	local line; line=$(printf '%s\n' "$err" | grep "^accelctl: trace: barrier 'data-ready' generation 0: ")
 	assertContains "the costliest: $err" "$line" "; last: rank 5 (node 2)"
 	assertTrue "about 7 x ${late} us rank-seconds: $line" "awk 'BEGIN { v = $(printf '%s' "$line" | sed 's/.*: \([0-9.]*\) rank-seconds.*/\1/'); l = $late / 1e6; e = l / 10; if (e < 1) e = 1; exit !(v > 7 * (l - e) && v < 7 * (l + e)) }'"
-	assertContains "$err" "accelctl: trace: wait 'on-main:0' generation 0: "
-	assertContains "$err" "last: rank 0 (source)"
+	# The --wait is listed, its source last, if it is among the five
+	# costliest by the trace's own waits: on a loaded machine (CI's ASan
+	# stage) 'start' and the loop's barriers cost more than its 0.2 s x 7
+	# ranks, and the list is right to leave it out. What the five listed
+	# cost is checked against it then.
+	local cost; cost=$("$PY" -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+print(sum(e["dur"] for e in t if e["ph"] == "X" and e.get("cat") != "cmd" and e["args"].get("scope") != "node" and e["args"].get("key") == "w:on-main:0") / 1e6)' "$d/job.json")
+	if printf '%s\n' "$err" | grep -q "^accelctl: trace: wait 'on-main:0' generation 0: "; then
+		assertContains "$err" "accelctl: trace: wait 'on-main:0' generation 0: "
+		assertContains "$err" "last: rank 0 (source)"
+	else
+		assertEquals "the --wait ($cost rank-seconds) left out only for five costlier: $err" 5 \
+			"$(printf '%s\n' "$err" | sed -n 's/^accelctl: trace: .*: \([0-9.]*\) rank-seconds waited.*/\1/p' |
+				awk -v c="$cost" '$1 >= c - 0.0005' | wc -l)"
+	fi
 	# The --wait's source shows its CMD on its track.
 	assertContains "$(cat "$d/job.json")" '"name":"CMD on-main:0","cat":"cmd"'
 }
@@ -360,7 +375,7 @@ testGarbageLineSkipped() {
 	run -- trace merge --output "$d/o.json" "$d/t"
 	assertRc 0 "merge"
 	$CHECK "$d/o.json" >/dev/null
-	assertEquals "the merge is valid: $($CHECK "$d/o.json")" 0 $?
+	st=$?; assertEquals "the merge is valid: $($CHECK "$d/o.json")" 0 "$st"
 	assertNotContains "the line left out" "$(cat "$d/o.json")" "garbage"
 }
 
@@ -375,7 +390,7 @@ testSvgTextEscaped() {
 	command -v valgrind >/dev/null && [ -z "${ACCELCTL_SANITIZED:-}" ] &&
 		vg=(valgrind -q --error-exitcode=99)
 	"${vg[@]}" "$ACCELCTL" trace merge --output "$d/o.json" --svg "$d/o.svg" "$d/t" 2>"$d/err"
-	assertEquals "merge, read within its blocks: $(cat "$d/err")" 0 $?
+	st=$?; assertEquals "merge, read within its blocks: $(cat "$d/err")" 0 "$st"
 	assertEquals "XML, no script element, the key as text" "False True" "$("$PY" -c '
 import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
