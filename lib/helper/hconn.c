@@ -32,6 +32,8 @@
 /* A rendezvous never reached since the job began fails a wait this soon
  * (DESIGN.md §4): a typo'd port costs seconds, not the deadline. */
 #define NEVER_REACHED_MS 30000L
+/* A status waits this long for the look it asked for (dispatch). */
+#define STATUS_LOOK_MS 200L
 
 /* An ARRIVE's timeout and progress interval, at most (ms): a year. */
 #define ARRIVE_MS_MAX (366L * 24 * 3600 * 1000)
@@ -483,10 +485,17 @@ dispatch(struct ac_hconn *c, int type, struct ac_rd *r)
 	case AC_MSG_ABORT:
 		return on_abort_msg(c, r);
 	case AC_MSG_STATUS:
-		/* The answer names the nodes of the last look; the next one
-		 * (status is asked again while one waits) is a fresh one. */
-		if (ac_hs.job.x != NULL && ac_hs.job.x->look_by != NULL)
-			(void)ac_hs.job.x->look_by(0);
+		/* The answer names the nodes of the last look: while something
+		 * waits across nodes, one is read now and the answer waits
+		 * STATUS_LOOK_MS for it (a loopback store answers in well
+		 * under 1 ms; a slow one leaves the last look's names). */
+		if (ac_hs.job.x != NULL && ac_hs.job.x->look_by != NULL &&
+		    ac_hs.job.x->look_by(0) >= 0) {
+			if (c->status_at > 0)
+				on_status(c);	/* one answer a request, in order */
+			c->status_at = ac_now_ms() + STATUS_LOOK_MS;
+			return;
+		}
 		return on_status(c);
 	case AC_MSG_HISTORY:
 		return on_history(c, r);
@@ -756,6 +765,11 @@ ac_hconn_timers(long now, long *next_out)
 		const char *down;
 		int final;
 
+		if (c->status_at > 0 && now >= c->status_at) {
+			c->status_at = 0;
+			on_status(c);
+		} else if (c->status_at > 0 && (next < 0 || c->status_at < next))
+			next = c->status_at;
 		if (slow_client(c, now, &next) || c->coll == NULL)
 			continue;
 		waiting++;

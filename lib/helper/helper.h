@@ -41,6 +41,7 @@ struct ac_hconn {
 	long		 waiting_since;	/* ms: its ARRIVE */
 	char		*timeout_text;	/* its timeout's line, made before any left */
 	long		 progress_ms, next_progress;
+	long		 status_at;	/* ms: answer its STATUS then (0 none) */
 	long		 pid;		/* the client's (SO_PEERCRED) */
 	/* When the process that is its rank started (wall µs; 0 not known):
 	 * a rank gone before that was of an earlier attempt (lost.h). */

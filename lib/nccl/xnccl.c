@@ -1156,7 +1156,7 @@ ac_xnccl_open(struct ac_job *j, const struct ac_rdv *rdv, int setting)
 	 * barrier fast however slow the machine (under ASan 8 simulated nodes'
 	 * ranks arrive hundreds of ms apart, and those barriers are posted). */
 	if (slow != NULL && atol(slow) > 0)
-		slow_ms = atol(slow);
+		slow_ms = atol(slow) < 3600000 ? atol(slow) : 3600000;
 	N.job = j;
 	N.rdv = rdv;
 	N.base = rdv != NULL ? rdv->x : NULL;

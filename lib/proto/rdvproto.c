@@ -336,6 +336,9 @@ ac_rdvproto_posted(const struct ac_coll *c)
 		p->looks = 0;
 		p->next = P.posted;
 		P.posted = p;
+		/* Its lines are its own: a look for another collective's
+		 * line (look_by) does not stand for one before its own. */
+		P.last_look = 0;
 	}
 	return 0;
 }
@@ -344,6 +347,15 @@ void
 ac_rdvproto_look_soon(void)
 {
 	long at = ac_now_ms() + LOOK_MAX_MS;
+
+	if (P.next_look == 0 || at < P.next_look)
+		P.next_look = at;
+}
+
+void
+ac_rdvproto_look_in(long ms)
+{
+	long at = ac_now_ms() + ms;
 
 	if (P.next_look == 0 || at < P.next_look)
 		P.next_look = at;

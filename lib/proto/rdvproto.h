@@ -32,6 +32,9 @@ int  ac_rdvproto_posted(const struct ac_coll *c);
 /* A post was answered "not complete": look at what waits when a line is
  * due (ac_rdvproto_look_by), or LOOK_MAX_MS later at the latest. */
 void ac_rdvproto_look_soon(void);
+/* A look found what only a later look may act on (every slot set, no
+ * result): look again in MS, not at the next line. */
+void ac_rdvproto_look_in(long ms);
 /* xport.h's look_by. */
 long ac_rdvproto_look_by(long due);
 

@@ -613,6 +613,9 @@ static void x_arrive(struct ac_job *j, struct ac_coll *c);
 static void arrive_script(const struct ac_job *j, const struct ac_coll *c,
     struct req *r, int fresh);
 
+/* A look that finds every slot set and no result looks again this soon. */
+#define LATE_LOOK_MS 1000
+
 /*
  * A look's GET of the arrivals: which nodes are missing. This node's own slot
  * missing means Redis lost it while we stayed connected (the key evicted by a
@@ -648,7 +651,11 @@ on_look(redisReply *reply, void *priv)
 
 			if (n != NULL)
 				arrive_script(X.job, c, n, 0);
-		}
+		} else if (c->xmissing[0] == '\0' && ready())
+			/* Every slot set, no result, at a first look: the
+			 * last arrival's script may be on its way; if it is
+			 * not in a second, it died (above). */
+			ac_rdvproto_look_in(LATE_LOOK_MS);
 	}
 	free(r);
 }
