@@ -637,7 +637,13 @@ on_look(redisReply *reply, void *priv)
 		size_t len = reply->type == REDIS_REPLY_STRING ? reply->len : 0;
 
 		note_missing(c, v, len);
-		if (!arrived_slot(v, len, X.job->node) && ready())
+		/* Only an arrival that still stands: a look answered after
+		 * this node's ranks left and its withdrawal cleared the slot
+		 * must not post it again (the others passed on it: a
+		 * status's look, sent while the ranks were leaving, did). */
+		if (c->narrived != X.job->lsize || c->xwd)
+			;
+		else if (!arrived_slot(v, len, X.job->node) && ready())
 			x_arrive(X.job, c);
 		else if (c->xmissing[0] == '\0' && ready() && r->late) {
 			/* Every slot is set, yet no result, still at a later
