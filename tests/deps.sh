@@ -7,7 +7,8 @@
 #                            MPICH's Hydra and libpmix-dev, which Slurm's pmix plugin
 #                            loads, for tests/integration; dpkg-dev and lintian for the
 #                            package test; bash-builtins, whose loadable sleep
-#                            tests/sh/bashenv gives every test's bash)
+#                            tests/sh/bashenv gives every test's bash; bubblewrap,
+#                            the private /tmp of tests/sh/t_private_tmp.sh)
 #   sh tests/deps.sh bench   the benchmarks under tests/bench
 #
 # Only missing packages are installed, so a second run costs one dpkg query.
@@ -16,7 +17,7 @@ set -eu
 build="cmake gcc make libc6-dev pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev"
 test="$build shunit2 bash-builtins valgrind mandoc man-db bash-completion zsh fish python3 procps iproute2 redis-server redis-tools
 	redis-sentinel etcd-server etcd-client openssl openmpi-bin slurm-wlm munge python3-torch clang libclang-rt-14-dev
-	mpich libpmix-dev dpkg-dev lintian"
+	mpich libpmix-dev dpkg-dev lintian bubblewrap"
 bench="$build hyperfine time python3 redis-server redis-tools etcd-server"
 
 case ${1:-test} in

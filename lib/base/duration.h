@@ -3,6 +3,7 @@
 #define ACCELCTL_DURATION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A unit of a number with a unit: its suffix ("" for a bare number) and what one is worth. */
 struct ac_unit {
@@ -23,6 +24,8 @@ int ac_parse_duration(const char *s, long *ms, const char **why);
 
 /* Milliseconds of CLOCK_MONOTONIC: deadlines survive changes of the wall clock. */
 long ac_now_ms(void);
+/* Microseconds of CLOCK_MONOTONIC (a collective's times, for the record). */
+int64_t ac_now_us(void);
 
 /*
  * The poll(2) timeout until DEADLINE (ac_now_ms() time; -1: none): -1, or

@@ -5,6 +5,9 @@
  * client may have started the helper while we waited), and only then start
  * one. The helper is this same program, forked twice and detached; it says
  * it is listening by writing one byte to a pipe, so no client polls for it.
+ * Where the file socket is not there (ranks with a private /tmp each), the
+ * helper's abstract name is tried (rundir.h), before one is started and
+ * after: a helper started here stands down for one serving there.
  */
 #define _GNU_SOURCE
 #include <sys/file.h>
@@ -15,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,17 +43,15 @@
  * ETIMEDOUT. The descriptor is blocking again on return.
  */
 static int
-try_connect(const char *path)
+connect_to(const struct sockaddr_un *sa, socklen_t salen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	long until = ac_now_ms() + CONNECT_WAIT_MS;
 	int fd, saved;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
 		return -1;
-	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+	while (connect(fd, (const struct sockaddr *)sa, salen) == -1) {
 		struct timespec ts = { 0, 20 * 1000000L };
 
 		if (errno == EINTR)
@@ -70,6 +72,52 @@ fail:
 	close(fd);
 	errno = saved;
 	return -1;
+}
+
+static int
+try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	return connect_to(&sa, sizeof(sa));
+}
+
+/*
+ * The helper's abstract name (rundir.h): -1 with errno ECONNREFUSED when
+ * nobody listens there (or no name, off Linux). Anyone may bind an
+ * abstract name: a listener that is not of our uid is refused, said once.
+ */
+static int
+try_abstract(const struct ac_client *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd;
+
+	if (c->paths.asock_len == 0 || c->paths.asock_len > sizeof(sa.sun_path)) {
+		errno = ECONNREFUSED;
+		return -1;
+	}
+	memcpy(sa.sun_path, c->paths.asock, c->paths.asock_len);
+	fd = connect_to(&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    c->paths.asock_len));
+	if (fd == -1)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == -1 ||
+	    cr.uid != getuid()) {
+		static int said;
+
+		if (!said++)
+			ac_warnx("the helper's abstract socket @%s is held by uid "
+			    "%ld, not yours: not used", sa.sun_path + 1,
+			    (long)cr.uid);
+		close(fd);
+		errno = ECONNREFUSED;
+		return -1;
+	}
+	return fd;
 }
 
 struct helper_start {
@@ -126,7 +174,12 @@ connect_or_start(struct ac_client *c, int autostart)
 
 	if ((fd = try_connect(c->paths.sock)) != -1)
 		return fd;
-	if (!autostart || (errno != ENOENT && errno != ECONNREFUSED))
+	if (errno != ENOENT && errno != ECONNREFUSED)
+		return -1;
+	if ((fd = try_abstract(c)) != -1 || errno == ETIMEDOUT)
+		return fd;
+	errno = ENOENT;
+	if (!autostart)
 		return -1;
 	lockfd = open(c->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lockfd == -1)
@@ -135,11 +188,16 @@ connect_or_start(struct ac_client *c, int autostart)
 		close(lockfd);
 		return -1;
 	}
-	if ((fd = try_connect(c->paths.sock)) == -1) {
+	if ((fd = try_connect(c->paths.sock)) == -1 &&
+	    (fd = try_abstract(c)) == -1) {
 		/* A socket nobody listens on is stale: its helper died. */
 		unlink(c->paths.sock);
 		if (start_helper(c) == 0)
 			fd = try_connect(c->paths.sock);
+		/* It stood down for a helper that serves this node from a
+		 * runtime directory we cannot see (helper.c: claim_abstract). */
+		if (fd == -1 && errno != ETIMEDOUT)
+			fd = try_abstract(c);
 	}
 	close(lockfd);	/* releases the flock */
 	return fd;

@@ -4,9 +4,10 @@
  * Every local rank keeps its own count of arrivals at each name: its N-th
  * arrival joins generation N. So a rank that runs ahead waits in the next
  * generation and cannot release the current one, and a short-lived accelctl
- * process needs no state of its own. Every change is appended to the job's
- * journal before any client hears of it, so a helper killed at any point is
- * replaced by one that knows every arrival (journal.c).
+ * process needs no state of its own. Every change is told to the job's
+ * record (struct ac_coll_rec: the journal) before any client hears of it, so
+ * a helper killed at any point is replaced by one that knows every arrival
+ * (journal.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,13 @@
 #include "coll.h"
 #include "duration.h"
 #include "fails.h"
-#include "journal.h"
 #include "kind.h"
+
+/* Tell the job's record of EVENT, when it keeps one (coll.h). */
+#define REC(j, event, ...) do {					\
+	if ((j)->rec != NULL && (j)->rec->event != NULL)		\
+		(j)->rec->event(__VA_ARGS__);				\
+} while (0)
 
 int
 ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
@@ -30,7 +36,7 @@ ac_job_shape(struct ac_job *j, long lsize, long world, long node, long nnodes)
 	j->world = world;
 	j->node = node;
 	j->nnodes = nnodes;
-	ac_journal_shape(j);
+	REC(j, shape, j);
 	/* Before any arrival is counted: a cross-node barrier must never
 	 * complete on this node alone, not even while the journal replays. */
 	if (j->shaped != NULL)
@@ -87,7 +93,7 @@ ac_job_hello(struct ac_job *j, long lrank, int64_t rank)
 	if (j->rank_of[lrank] == rank)
 		return;
 	j->rank_of[lrank] = rank;
-	ac_journal_hello(j, lrank, rank);
+	REC(j, hello, j, lrank, rank);
 	if (j->x != NULL)
 		j->x->hello(j);
 }
@@ -299,7 +305,7 @@ tell_released(struct ac_job *j, struct ac_coll *c)
 {
 	if (!j->replaying) {
 		c->t.released = ac_now_us();
-		ac_history_released(j, c);
+		REC(j, released, j, c);
 	}
 	if (j->released != NULL)
 		j->released(j, c);
@@ -368,7 +374,7 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 	j->changes++;
 	if (r->lost) {
 		c->src = AC_SRC_LOST;
-		ac_journal_lost(j, c);
+		REC(j, lost, j, c);
 		tell_released(j, c);
 		return;
 	}
@@ -411,7 +417,7 @@ ac_job_remote_done(struct ac_job *j, const char *key, int64_t gen,
 		memcpy(c->payload, r->payload, c->paylen);
 	c->done = 1;
 	/* Before any rank hears of it: a replaced helper must know it is over. */
-	ac_journal_remote(j, c);
+	REC(j, remote, j, c);
 	tell_released(j, c);
 }
 
@@ -484,7 +490,7 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		k->nonce[lrank] = nonce;
 		k->last_gen[lrank] = gen;
 		j->changes++;
-		ac_journal_arrive(j, lrank, op, scope, role, key, nonce, gen,
+		REC(j, arrive, j, lrank, op, scope, role, key, nonce, gen,
 		    source, status);
 	}
 	if ((c = find_coll(j, k, gen)) == NULL) {
@@ -510,7 +516,7 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 	if (role == AC_ROLE_SOURCE && c->src == AC_SRC_NONE)
 		c->src = AC_SRC_RUNNING;
 	if (!j->replaying)
-		ac_history_arrived(j, c, lrank);	/* before it may complete */
+		REC(j, arrived, j, c, lrank);	/* before it may complete */
 	else
 		c->t.replayed = 1;
 	complete(j, c);
@@ -557,7 +563,7 @@ ac_job_finish(struct ac_job *j, struct ac_coll *c, int64_t status,
 	c->src = AC_SRC_DONE;
 	if (!j->replaying)
 		c->t.finished = ac_now_us();
-	ac_journal_finish(j, c);
+	REC(j, finish, j, c);
 	complete(j, c);
 }
 
@@ -568,7 +574,7 @@ ac_job_source_lost(struct ac_job *j, struct ac_coll *c)
 		return;
 	j->changes++;
 	c->src = AC_SRC_LOST;
-	ac_journal_lost(j, c);
+	REC(j, lost, j, c);
 	if (ac_coll_cross(j, c))
 		j->x->publish(j, c);
 	tell_released(j, c);
@@ -594,7 +600,7 @@ ac_job_withdraw(struct ac_job *j, long lrank, const char *key, int64_t gen)
 	if (c->xsent && c->op == AC_OP_BARRIER && (j->x == NULL ||
 	    j->x->withdraw == NULL))
 		return -1;
-	ac_journal_withdraw(j, lrank, c);
+	REC(j, withdraw, j, lrank, c);
 	j->changes++;
 	c->arrived[lrank] = 0;
 	c->status[lrank] = 0;
@@ -633,7 +639,7 @@ ac_job_abort(struct ac_job *j, long lrank, const char *reason)
 			*p = ' ';
 	if ((j->aborted = strdup(text)) == NULL)
 		return;
-	ac_journal_abort(j, lrank, reason);
+	REC(j, abort, j, lrank, reason);
 	if (j->x != NULL && (j->nnodes > 1 || j->xlocal))
 		j->x->abort(j);
 	if (j->aborting != NULL)
@@ -646,7 +652,7 @@ ac_job_abort_remote(struct ac_job *j, const char *text)
 	if (j->aborted != NULL || (j->aborted = strdup(text)) == NULL)
 		return;
 	/* Journaled as coming from nowhere (-1): a restart must remember it. */
-	ac_journal_abort(j, -1, text);
+	REC(j, abort, j, -1, text);
 	if (j->aborting != NULL)
 		j->aborting(j);
 }
@@ -680,7 +686,7 @@ ac_job_gc(struct ac_job *j)
 		c->next = NULL;
 		j->ncolls--;
 		j->changes++;
-		ac_history_add(j, c);
+		REC(j, collected, j, c);
 		if ((k = keygen(j, c->key)) != NULL)
 			unlink_kcoll(k, c);
 		if (k != NULL && (k->last_done == NULL || k->last_done->gen < c->gen) &&

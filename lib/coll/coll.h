@@ -1,16 +1,39 @@
 /* coll.h: a node's view of one job: generations of every name, the collectives
- * in flight, their results, and the abort flag. No I/O but the journal. */
+ * in flight, their results, and the abort flag. No I/O: what is written down
+ * of it (the journal, the history) reads its events (struct ac_coll_rec). */
 #ifndef ACCELCTL_COLL_H
 #define ACCELCTL_COLL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "history.h"
 #include "proto.h"
 #include "xport.h"
 
 enum ac_source_state { AC_SRC_NONE, AC_SRC_RUNNING, AC_SRC_DONE, AC_SRC_LOST };
+
+/* The timing of one collective on this node, kept by coll.c while it is in
+ * flight (microseconds of CLOCK_MONOTONIC, 0: not seen by this helper, as
+ * after a restart that replayed it from the journal). */
+struct ac_ctime {
+	int64_t	*at;		/* [lsize] each local rank's arrival */
+	int64_t	 posted;	/* handed to the other nodes (the last rank here) */
+	int64_t	 finished;	/* the local source's CMD ended (FINISH) */
+	int64_t	 released;	/* its result came: the waiters were sent it */
+	/* Across nodes, as the transport's result says (-1: not known): the
+	 * rank and node whose arrival completed it. */
+	int64_t	 last_rank, last_node;
+	/* Across nodes, from every node's own interval (ac_history_since):
+	 * the spread from the first node's post to the last's, the node that
+	 * posted first (it waited the longest), and the sum of the nodes'
+	 * waits; across_us -1: not known (a node could not say, NCCL). */
+	int64_t	 across_us, across_sum_us;
+	long	 first_node;
+	/* An arrival of it came from the journal's replay (a replaced
+	 * helper): its times are partly unknown, so it leaves no record. */
+	int	 replayed;
+};
+
 
 struct ac_coll {
 	struct ac_coll	*next;
@@ -40,6 +63,32 @@ struct ac_coll {
 };
 
 struct ac_job;
+
+/*
+ * What is written down of a job's events, told as they happen: the journal
+ * (journal.c: every change, before any client hears of it) and the record
+ * of who waited (history.c). coll.c calls these and includes neither, so
+ * that the journal, the history and the trace read coll.c, a leaf, and not
+ * the other way round; record.c holds the table the helper uses. NULL (a
+ * job of a unit test), or any entry NULL: nothing is written of that.
+ */
+struct ac_coll_rec {
+	void	(*shape)(struct ac_job *);
+	void	(*hello)(struct ac_job *, long lrank, int64_t rank);
+	void	(*arrive)(struct ac_job *, long lrank, int op, int scope,
+		    int role, const char *key, uint64_t nonce, int64_t gen,
+		    int64_t source, int64_t status);
+	void	(*finish)(struct ac_job *, const struct ac_coll *);
+	void	(*lost)(struct ac_job *, const struct ac_coll *);
+	void	(*remote)(struct ac_job *, const struct ac_coll *);
+	void	(*withdraw)(struct ac_job *, long lrank, const struct ac_coll *);
+	void	(*abort)(struct ac_job *, long lrank, const char *reason);
+	/* Live only (not while the journal replays): LRANK arrived at C,
+	 * before C may complete; C was released; C, complete, is collected. */
+	void	(*arrived)(const struct ac_job *, struct ac_coll *, long lrank);
+	void	(*released)(struct ac_job *, const struct ac_coll *);
+	void	(*collected)(const struct ac_job *, const struct ac_coll *);
+};
 
 struct ac_keygen {
 	struct ac_keygen *next;			/* every name, newest first */
@@ -84,6 +133,7 @@ struct ac_job {
 	/* Ranks gone for good (lost.c), newest first. */
 	struct ac_lost	 *lost;
 	int		  journal;		/* fd, -1 while replaying */
+	const struct ac_coll_rec *rec;		/* see above; NULL: none */
 	/* The journal replays: arrivals and releases are not live, and their
 	 * times are not those of the record (history.c). */
 	int		  replaying;
@@ -174,8 +224,5 @@ void ac_coll_summary(const struct ac_job *j, const struct ac_coll *c,
     char *buf, size_t len);
 /* The text of "accelctl status": one line per collective in flight. */
 void ac_job_status(const struct ac_job *j, char *buf, size_t len);
-
-/* The journal: replay FILE into J, then append to it. 0, or -1 (errno). */
-int  ac_journal_open(struct ac_job *j, const char *path);
 
 #endif

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "coll.h"
 #include "fails.h"
 
 static int
@@ -56,21 +55,21 @@ ac_fails_text(struct ac_fail *f, size_t n, size_t extra, char *buf, size_t len)
  * among every node's lowest, and a node's arrival stays small (all of them,
  * cut at 4 KiB, left 700 of 1,000 uncounted: review of issue 19). */
 size_t
-ac_fails_of(const struct ac_job *j, const struct ac_coll *c, char *buf,
-    size_t len)
+ac_fails_of(const int64_t *rank_of, const int64_t *status, long lsize,
+    char *buf, size_t len)
 {
 	struct ac_fail *f;
 	size_t n = 0, k = 0, nf = 0;
 
 	buf[0] = '\0';
-	for (long l = 0; l < j->lsize; l++)
-		nf += c->status[l] != 0;
+	for (long l = 0; l < lsize; l++)
+		nf += status[l] != 0;
 	if (nf == 0 || (f = malloc(nf * sizeof(*f))) == NULL)
 		return nf == 0 ? 0 : (size_t)snprintf(buf, len, "+%zu", nf);
-	for (long l = 0; l < j->lsize; l++)
-		if (c->status[l] != 0) {
-			f[k].rank = j->rank_of[l] >= 0 ? j->rank_of[l] : (int64_t)l;
-			f[k++].status = c->status[l];
+	for (long l = 0; l < lsize; l++)
+		if (status[l] != 0) {
+			f[k].rank = rank_of[l] >= 0 ? rank_of[l] : (int64_t)l;
+			f[k++].status = status[l];
 		}
 	qsort(f, nf, sizeof(*f), by_rank);
 	for (k = 0; k < nf && k < AC_FAILS_SHOWN && n + 48 < len; k++)

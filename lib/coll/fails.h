@@ -24,14 +24,13 @@ struct ac_fail {
 int64_t ac_fails_text(struct ac_fail *f, size_t n, size_t extra, char *buf,
     size_t len);
 
-struct ac_job;
-struct ac_coll;
-/* A node's arrival at barrier C says its failing ranks so, "R:S R:S +N"
+/* A node's arrival at a barrier says its failing ranks so, "R:S R:S +N"
  * (its AC_FAILS_SHOWN lowest, and N more; the stores put it, Redis' script
- * and ac_fails_add read it): into BUF (LEN bytes, 2048 at least), its
- * length. 0: every local rank exited 0. */
-size_t ac_fails_of(const struct ac_job *j, const struct ac_coll *c, char *buf,
-    size_t len);
+ * and ac_fails_add read it), from its LSIZE local ranks' STATUS and their
+ * global RANK_OF (-1: not known, the local rank stands for it): into BUF
+ * (LEN bytes, 2048 at least), its length. 0: every local rank exited 0. */
+size_t ac_fails_of(const int64_t *rank_of, const int64_t *status, long lsize,
+    char *buf, size_t len);
 /* Add the ranks a node's "R:S R:S +N" lists to *F (N of them, room for
  * *CAP, grown), its count of more to *EXTRA; the new N. */
 size_t ac_fails_add(const char *s, struct ac_fail **f, size_t n, size_t *cap,

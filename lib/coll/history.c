@@ -49,15 +49,6 @@ static struct {
 	unsigned long	 total;		/* records ever added */
 } H;
 
-int64_t
-ac_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void
 ac_history_arrived(const struct ac_job *j, struct ac_coll *c, long lrank)
 {
@@ -205,7 +196,7 @@ ac_history_add(const struct ac_job *j, const struct ac_coll *c)
 	r->wall_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 	    (now - r->released) / 1000;
 	H.total++;
-	ac_trace_add(j, c, r->wall_ms);
+	ac_trace_add(j, c, r->wall_ms, ac_history_last_rank(j, c));
 	/* Kept in the order of release: the helper collects what completed
 	 * newest first, so two released since its last pass came reversed. */
 	for (size_t i = H.n - 1; i > 0 && H.n - i < 64; i--) {

@@ -11,31 +11,6 @@ struct ac_job;
 /* The ring holds this many records; the oldest gives way to the newest. */
 #define AC_HISTORY_MAX 10000
 
-/* The timing of one collective on this node, kept by coll.c while it is in
- * flight (microseconds of CLOCK_MONOTONIC, 0: not seen by this helper, as
- * after a restart that replayed it from the journal). */
-struct ac_ctime {
-	int64_t	*at;		/* [lsize] each local rank's arrival */
-	int64_t	 posted;	/* handed to the other nodes (the last rank here) */
-	int64_t	 finished;	/* the local source's CMD ended (FINISH) */
-	int64_t	 released;	/* its result came: the waiters were sent it */
-	/* Across nodes, as the transport's result says (-1: not known): the
-	 * rank and node whose arrival completed it. */
-	int64_t	 last_rank, last_node;
-	/* Across nodes, from every node's own interval (ac_history_since):
-	 * the spread from the first node's post to the last's, the node that
-	 * posted first (it waited the longest), and the sum of the nodes'
-	 * waits; across_us -1: not known (a node could not say, NCCL). */
-	int64_t	 across_us, across_sum_us;
-	long	 first_node;
-	/* An arrival of it came from the journal's replay (a replaced
-	 * helper): its times are partly unknown, so it leaves no record. */
-	int	 replayed;
-};
-
-/* Microseconds of CLOCK_MONOTONIC. */
-int64_t ac_now_us(void);
-
 /* Local rank LRANK of J arrived live at C (not a journal's replay). */
 void ac_history_arrived(const struct ac_job *j, struct ac_coll *c, long lrank);
 /* C leaves the helper's collectives in flight, complete: add its record when

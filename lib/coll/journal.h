@@ -6,6 +6,9 @@
 
 #include "coll.h"
 
+/* The journal: replay FILE into J, then append to it. 0, or -1 (errno). */
+int  ac_journal_open(struct ac_job *j, const char *path);
+
 /* Each appends one record; a no-op while the journal is being replayed. */
 void ac_journal_shape(struct ac_job *j);
 void ac_journal_hello(struct ac_job *j, long lrank, int64_t rank);

@@ -119,7 +119,8 @@ tid_of(const struct ac_job *j, long l)
 } while (0)
 
 void
-ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms)
+ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms,
+    int64_t last_rank)
 {
 	const struct ac_kind *kind = ac_kind_of(c->key);
 	long src = c->op == AC_OP_RESULT ? ac_coll_source_lrank(j, c) : -1;
@@ -147,7 +148,7 @@ ac_trace_add(const struct ac_job *j, const struct ac_coll *c, int64_t wall_ms)
 		    (long long)c->t.last_rank, (long long)c->t.last_node);
 	else if (!ac_coll_cross(j, c))
 		snprintf(last, sizeof(last), "rank %lld (node %ld)",
-		    (long long)ac_history_last_rank(j, c), j->node);
+		    (long long)last_rank, j->node);
 	for (long l = 0; l < j->lsize; l++) {
 		int64_t at = c->t.at[l];
 

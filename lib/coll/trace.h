@@ -15,9 +15,12 @@ struct ac_job;
  * directory: a relative one is the job's). */
 void ac_trace_init(void);
 /* C was recorded (history.c): append its events to this node's file when
- * ACCELCTL_TRACE_DIR is set. WALL_MS is the wall clock at its release. */
+ * ACCELCTL_TRACE_DIR is set. WALL_MS is the wall clock at its release;
+ * LAST the rank whose arrival completed it on this node (history.c's
+ * ac_history_last_rank: passed in, so that the trace reads the history's
+ * answer and does not include it). */
 void ac_trace_add(const struct ac_job *j, const struct ac_coll *c,
-    int64_t wall_ms);
+    int64_t wall_ms, int64_t last);
 /* Close the file (the helper exits). */
 void ac_trace_close(void);
 

@@ -184,7 +184,7 @@ static void deletes(void);
 static int
 ready(void)
 {
-	return ac_rdvproto_ready();
+	return ac_rdvjoin_ready();
 }
 
 /* --- JSON of etcd's gateway (ejson.c) --- */
@@ -602,7 +602,7 @@ repost_done(struct ac_job *j)
 		if (last == NULL || last->op != AC_OP_BARRIER ||
 		    !ac_coll_cross(j, last) || last->narrived < j->lsize)
 			continue;
-		n = ac_fails_of(j, last, fails, sizeof(fails));
+		n = ac_fails_of(j->rank_of, last->status, j->lsize, fails, sizeof(fails));
 		n = ac_rdvarr_value(j, last, fails, n, sizeof(fails));
 		arr_key(mine, sizeof(mine), last->key, last->gen, j->node);
 		ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]",
@@ -623,7 +623,7 @@ x_arrive(struct ac_job *j, struct ac_coll *c)
 
 	if (!ac_rdvproto_posting(j, c) || post_busy(c) || (r = new_req(c)) == NULL)
 		return;		/* sweep() posts it once registered */
-	n = ac_fails_of(j, c, fails, sizeof(fails));
+	n = ac_fails_of(j->rank_of, c->status, j->lsize, fails, sizeof(fails));
 	n = ac_rdvarr_value(j, c, fails, n, sizeof(fails));
 	arr_key(mine, sizeof(mine), c->key, c->gen, j->node);
 	keyname(gen, sizeof(gen), "arr", c->key, c->gen);
@@ -1268,7 +1268,7 @@ lost_keys(const char *how)
 	ac_log("rendezvous: node %ld's registration in run %ld of job %s "
 	    "was %s in etcd; registering again and posting everything again",
 	    X.job->node, X.runid->run, X.job->id, how);
-	ac_rdvproto_join(0);
+	ac_rdvjoin_join(0);
 }
 
 /*
@@ -1340,7 +1340,7 @@ event(json_t *ev)
 	    sscanf(rest + 5, "%255[^/]/%lld", key, &gen) == 2)
 		got_value(key, gen, v, vl);
 	else if (strcmp(rest, "closed") == 0 && !del)
-		ac_rdvproto_closed();
+		ac_rdvjoin_closed();
 	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
 	    strncmp(rest, "ping/", 5) == 0 || strncmp(rest, "lost/", 5) == 0 ||
 	    strncmp(rest, "where/", 6) == 0 ||
@@ -1481,7 +1481,7 @@ answer(enum ac_join how, long run, json_t *reply)
 {
 	X.join_rev = ej_revision(reply);
 	ac_econn_healthy();	/* etcd answers; a deadline now is a 124 */
-	ac_rdvproto_joined(how, run);
+	ac_rdvjoin_joined(how, run);
 }
 
 /* store.h's probe: RUN's keys named (the ping put, its pong read), and its
@@ -1518,7 +1518,7 @@ on_member(json_t *reply, void *priv)
 
 	(void)priv;
 	if (reply == NULL) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	if (json_is_true(json_object_get(reply, "succeeded"))) {
@@ -1569,7 +1569,7 @@ put_member(long run)
 	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
 	    nonce, strlen(nonce))), json_pack("[o]", ej_range(member, 0))),
 	    on_member, NULL) == -1)
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 }
 
 /* A txn of the registration that read the counter: PRIV 1, node 0 opened
@@ -1579,7 +1579,7 @@ static void
 on_counted(json_t *reply, void *priv)
 {
 	if (reply == NULL)
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 	else if (!json_is_true(json_object_get(reply, "succeeded")))
 		s_join();
 	else if (priv != NULL)
@@ -1597,7 +1597,7 @@ counted_txn(json_t *ops, int open)
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	if (ac_econn_call("/v3/kv/txn", ej_txn(json_pack("[o]", ej_cmp_mod(counter,
 	    R.mod)), ops, json_array()), on_counted, open ? &R : NULL) == -1)
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 }
 
 static void
@@ -1610,7 +1610,7 @@ on_counter(json_t *reply, void *priv)
 
 	(void)priv;
 	if (reply == NULL) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	kv = json_array_get(ej_kvs(reply, -1), 0);
@@ -1654,12 +1654,12 @@ on_grant(json_t *reply, void *priv)
 {
 	(void)priv;
 	if (reply == NULL) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	X.lease = ac_json_i64(reply, "ID");
 	if (X.lease == 0) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		ac_econn_reset("lease/grant: no lease in the reply");
 		return;
 	}
@@ -1683,7 +1683,7 @@ s_join(void)
 		    ej_b64s(counter)), on_counter, NULL);
 	}
 	if (sent == -1)
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 }
 
 /* --- econn.c's hooks --- */
@@ -1691,7 +1691,7 @@ s_join(void)
 static void
 on_ready(void)
 {
-	ac_rdvproto_connected();
+	ac_rdvjoin_connected();
 }
 
 static void
@@ -1788,7 +1788,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	struct sop *o = NULL;
 	json_t *cmp = json_array();
 
-	if (!ac_rdvproto_named() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
+	if (!ac_rdvjoin_named() || (cb != NULL && (o = malloc(sizeof(*o))) == NULL)) {
 		json_decref(cmp);
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
@@ -1833,7 +1833,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!ac_rdvproto_named() || (o = malloc(sizeof(*o))) == NULL) {
+	if (!ac_rdvjoin_named() || (o = malloc(sizeof(*o))) == NULL) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -2028,7 +2028,7 @@ static const struct ac_xport xport = {
 	.fds = ac_econn_fds,
 	.events = ac_econn_events,
 	.timer = x_timer,
-	.describe = ac_rdvproto_describe,
+	.describe = ac_rdvjoin_describe,
 	.down = ac_econn_down,
 	.stop = x_stop,
 	.arrive = x_arrive,
@@ -2042,7 +2042,7 @@ static const struct ac_xport xport = {
 	.node = ac_rdvproto_node,
 	.expired = NULL,
 	.withdraw = x_withdraw,
-	.pending = ac_rdvproto_pending,
+	.pending = ac_rdvjoin_pending,
 	.look_by = ac_rdvproto_look_by,
 };
 

@@ -35,7 +35,7 @@
 
 #include "duration.h"
 #include "gone.h"
-#include "helper.h"
+#include "hstate.h"
 #include "log.h"
 #include "lost.h"
 #include "rankproc.h"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "history.h"
 #include "duration.h"
 #include "gone.h"
 #include "helper.h"
@@ -625,7 +626,7 @@ refuse_fd(int fd, const char *msg)
  * until a connection closes. Returns 0 when a client was refused.
  */
 static int
-accept_at_fd_limit(int err)
+accept_at_fd_limit(int lfd, int err)
 {
 	static long last_log;
 	char msg[200];
@@ -635,7 +636,7 @@ accept_at_fd_limit(int err)
 		close(ac_hs.spare);
 		ac_hs.spare = -1;
 	}
-	fd = accept4(ac_hs.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	saved = errno;
 	if (fd != -1) {
 		snprintf(msg, sizeof(msg), "the helper is out of file descriptors "
@@ -658,20 +659,21 @@ accept_at_fd_limit(int err)
 }
 
 static void
-accept_one(void)
+accept_one(int lfd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct ac_hconn *c;
-	int fd = accept4(ac_hs.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd == -1) {
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		    errno == ENOMEM)
-			(void)accept_at_fd_limit(errno);
+			(void)accept_at_fd_limit(lfd, errno);
 		return;
 	}
-	/* The directory is ours and 0700, but root gets through: check the peer. */
+	/* The directory is ours and 0700, but root gets through, and an
+	 * abstract name is anyone's to connect to: check the peer. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    cred.uid != getuid()) {
 		ac_log("refused a client of uid %ld", (long)cred.uid);
@@ -846,14 +848,14 @@ ac_hconn_timers(long now, long *next_out)
 }
 
 void
-ac_hconn_accept(void)
+ac_hconn_accept(int lfd)
 {
 	/* A batch, not until EAGAIN: a flood of connects must not starve
 	 * the clients already served. */
 	for (int i = 0; i < 64; i++) {
 		long before = ac_hs.nconns;
 
-		accept_one();
+		accept_one(lfd);
 		if (ac_hs.nconns == before)
 			break;
 	}

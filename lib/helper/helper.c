@@ -22,12 +22,15 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll.h"
+#include "history.h"
 #include "trace.h"
 #include "duration.h"
 #include "helper.h"
@@ -39,14 +42,13 @@
 #include "gone.h"
 #include "lost.h"
 #include "rdsweep.h"
+#include "record.h"
 #include "transport.h"
 #include "where.h"
 #include "xport.h"
 
 #define MAX_CLIENTS	1024		/* connections; fewer under a low fd limit */
 #define FD_RESERVE	AC_HELPER_FD_RESERVE
-
-struct ac_helper ac_hs;
 
 /* What only the process needs: the connections never see it. */
 static struct {
@@ -203,6 +205,103 @@ listen_on(const char *path, char *err, size_t errlen)
 	if (stat(path, &st) == 0)
 		D.sock_ino = st.st_ino;
 	return fd;
+}
+
+/* Connect to the abstract name SA (LEN) and say who listens there: 0 with
+ * *CR, or -1 (nobody: a listener closing, ECONNREFUSED). */
+static int
+peer_at(const struct sockaddr_un *sa, socklen_t len, struct ucred *cr)
+{
+	socklen_t cl = sizeof(*cr);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), ok;
+
+	if (fd == -1)
+		return -1;
+	ok = connect(fd, (const struct sockaddr *)sa, len) == 0 &&
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &cl) == 0;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Does process PID see our mounts (our /tmp)? No when it is not visible
+ * from our pid namespace (PID 0) or /proc cannot tell. */
+static int
+same_mounts(pid_t pid)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof(p), "/proc/%ld/ns/mnt", (long)pid);
+	return pid > 0 && stat(p, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * Listen on the job's abstract name too (rundir.h), so that ranks of this
+ * node whose runtime directory is not ours (a private /tmp each) meet us.
+ * We hold the job's lock in our directory, so a helper of ours with the
+ * name is either one that let the lock go and is exiting (it sees our
+ * mounts, and its name goes a moment later: we try again for 2 s) or one
+ * that serves from a directory we cannot see (other mounts: a private
+ * /tmp): then we stand down (1) and the client that started us meets that
+ * one by the name. A name another user holds (anyone may bind
+ * one) or none to bind: we serve on the file socket alone (0), as before.
+ */
+static int
+claim_abstract(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	long until = ac_now_ms() + 2000;
+	struct ucred cr;
+
+	if (D.paths.asock_len == 0 || D.paths.asock_len > sizeof(sa.sun_path))
+		return 0;
+	memcpy(sa.sun_path, D.paths.asock, D.paths.asock_len);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    D.paths.asock_len);
+	for (;;) {
+		struct timespec ts = { 0, 20 * 1000000L };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0), e;
+
+		cr = (struct ucred){ .pid = 0, .uid = (uid_t)-1 };
+		if (fd == -1)
+			return 0;
+		if (bind(fd, (struct sockaddr *)&sa, len) == 0 &&
+		    listen(fd, 512) == 0) {
+			ac_hs.afd = fd;
+			return 0;
+		}
+		e = errno;
+		close(fd);
+		if (e != EADDRINUSE) {
+			ac_log("cannot listen on the abstract socket @%s: %s: the "
+			    "ranks of this node meet only through %s", sa.sun_path + 1,
+			    strerror(e), D.paths.shown_sock);
+			return 0;
+		}
+		if (peer_at(&sa, len, &cr) == 0 && cr.uid != getuid()) {
+			ac_log("the abstract socket @%s is held by uid %ld, not "
+			    "ours: the ranks of this node meet only through %s",
+			    sa.sun_path + 1, (long)cr.uid, D.paths.shown_sock);
+			return 0;
+		} else if (cr.uid == getuid() && !same_mounts(cr.pid)) {
+			ac_log("helper pid %ld serves job %s on this node from "
+			    "a runtime directory this one does not see (a "
+			    "private /tmp for each task?): standing down; the "
+			    "ranks meet there, by @%s", (long)cr.pid,
+			    ac_hs.job.id, sa.sun_path + 1);
+			return 1;
+		}
+		if (ac_now_ms() >= until) {
+			ac_log("the abstract socket @%s stayed taken: the ranks "
+			    "of this node meet only through %s", sa.sun_path + 1,
+			    D.paths.shown_sock);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* Unlink our socket, unless a newer helper already put its own there. */
@@ -362,6 +461,8 @@ loop(void)
 		pfd[n++] = (struct pollfd){ .fd = ac_hs.accept_paused ? -1 : ac_hs.lfd,
 		    .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = D.sfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = ac_hs.accept_paused ? -1 : ac_hs.afd,
+		    .events = POLLIN };
 		for (c = ac_hs.conns; c != NULL; c = c->next)
 			pfd[n++] = (struct pollfd){ .fd = c->fd,
 			    .events = ac_hconn_events(c) };
@@ -391,13 +492,15 @@ loop(void)
 			}
 		}
 		/* Clients accepted below are polled next round. */
-		n = 2;
+		n = 3;
 		for (c = ac_hs.conns; c != NULL; c = next) {
 			next = c->next;
 			(void)ac_hconn_ready(c, pfd[n++].revents);
 		}
 		if (pfd[0].revents & POLLIN)
-			ac_hconn_accept();
+			ac_hconn_accept(ac_hs.lfd);
+		if (pfd[2].revents & POLLIN)
+			ac_hconn_accept(ac_hs.afd);
 	}
 	free(pfd);
 }
@@ -442,7 +545,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	memset(&ac_hs, 0, sizeof(ac_hs));
 	memset(&D, 0, sizeof(D));
 	ac_hs.job.journal = -1;
-	ac_hs.lfd = D.sfd = ac_hs.spare = D.pidfd = -1;
+	ac_hs.lfd = ac_hs.afd = D.sfd = ac_hs.spare = D.pidfd = -1;
 	if (ac_helper_idle_ms(idle, &D.idle_ms, &why) == -1) {
 		ac_warnx("invalid ACCELCTL_HELPER_IDLE='%.40s': %s", idle, why);
 		return AC_EXIT_USAGE;
@@ -504,10 +607,17 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 			ac_warnx("%s", err);
 		goto out;
 	}
+	/* Before anything of the job is touched: another helper may serve
+	 * this node already, from a runtime directory we cannot see. */
+	if (claim_abstract() == 1) {
+		rc = 0;
+		goto out;
+	}
 	/* We hold the lock: a socket file left there is a dead helper's
 	 * (kill -9), and bind would fail on it. */
 	if (unlink(D.paths.sock) == 0)
 		ac_log("removed the stale socket of a helper that died");
+	ac_hs.job.rec = &ac_record;	/* the replay and every change after it */
 	if (ac_journal_open(&ac_hs.job, D.paths.state) == -1) {
 		ac_log("cannot open journal %s: %s", D.paths.state, strerror(errno));
 		goto out;
@@ -532,9 +642,10 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 			ac_warnx("%s", err);
 		goto out;
 	}
-	ac_log("serving job %s on %s (idle exit after %lds, at most %ld "
-	    "clients)", ac_hs.job.id, D.paths.shown_sock, D.idle_ms / 1000,
-	    ac_hs.max_clients);
+	ac_log("serving job %s on %s%s%s (idle exit after %lds, at most %ld "
+	    "clients)", ac_hs.job.id, D.paths.shown_sock, ac_hs.afd >= 0 ?
+	    " and @" : "", ac_hs.afd >= 0 ? D.paths.asock + 1 : "",
+	    D.idle_ms / 1000, ac_hs.max_clients);
 	ac_hs.idle_since = ac_now_ms();
 	if (ready_fd >= 0) {
 		(void)!write(ready_fd, "r", 1);
@@ -554,6 +665,11 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		unlink(D.paths.state);
 	}
 	unlink_own_socket();
+	/* The abstract name before the lock: a helper that takes the lock
+	 * next must find the name free (claim_abstract). */
+	if (ac_hs.afd >= 0)
+		close(ac_hs.afd);
+	ac_hs.afd = -1;
 	remove_pid_file();
 	ac_log("exiting");
 	rc = 0;
@@ -564,6 +680,8 @@ out:
 		ac_hs.job.x->stop();
 	if (ac_hs.lfd >= 0)
 		close(ac_hs.lfd);
+	if (ac_hs.afd >= 0)	/* before the lock goes, at exit (claim_abstract) */
+		close(ac_hs.afd);
 	if (D.sfd >= 0)
 		close(D.sfd);
 	if (ac_hs.job.journal >= 0)

@@ -3,8 +3,8 @@
  * As tmux splits server.c (the daemon's life and its loop) from
  * server-client.c (one client's input, requests and replies), helper.c owns
  * the process (lock, socket, signals, journal, transport, poll) and hconn.c
- * owns the connections. Between them is the state below and nothing else;
- * neither knows a store (the transport is struct ac_xport, xport.h).
+ * owns the connections. Between them is the state (hstate.h) and nothing
+ * else; neither knows a store (the transport is struct ac_xport, xport.h).
  */
 #ifndef ACCELCTL_HELPER_H
 #define ACCELCTL_HELPER_H
@@ -14,62 +14,19 @@
 #include <stdint.h>
 
 #include "coll.h"
-#include "proto.h"
-#include "rankproc.h"
+#include "hstate.h"
 #include "topo.h"
 
 /* Descriptors the helper keeps for itself (the journal, the transports,
  * the log), below its fd limit: the rest are for clients. */
 #define AC_HELPER_FD_RESERVE	32
 
-/* One local client: a short-lived accelctl, from HELLO to its last reply. */
-struct ac_hconn {
-	struct ac_hconn	*next;
-	int		 fd;
-	uint8_t		*in;
-	size_t		 inlen, incap;
-	long		 since;		/* accepted, or the unfinished frame's first byte */
-	struct ac_buf	 out;
-	size_t		 outoff;
-	int		 hello, closing;	/* closing: 1 after the replies, 2 now */
-	long		 lrank;
-	int64_t		 rank;
-	struct ac_coll	*coll;		/* the collective it waits on */
-	int		 role;
-	int		 late_finish;	/* a source released before its FINISH: drop it */
-	long		 deadline;	/* ms, -1 none */
-	long		 waiting_since;	/* ms: its ARRIVE */
-	char		*timeout_text;	/* its timeout's line, made before any left */
-	long		 progress_ms, next_progress;
-	long		 status_at;	/* ms: answer its STATUS then (0 none) */
-	long		 pid;		/* the client's (SO_PEERCRED) */
-	/* When the process that is its rank started (wall µs; 0 not known):
-	 * a rank gone before that was of an earlier attempt (lost.h). */
-	int64_t		 root_us;
-};
-
-/* What the loop and the connections share: one helper serves one job. */
-struct ac_helper {
-	struct ac_job	 job;
-	struct ac_hconn	*conns;
-	long		 nconns;
-	long		 max_clients;
-	int		 lfd;		/* the listening socket */
-	int		 spare;		/* a reserved fd, to refuse clients at EMFILE */
-	int		 accept_paused;	/* at the fd limit: until a connection closes */
-	struct ac_rankproc *rproc;	/* [lsize]: who ran each rank's last call */
-	long		 idle_since;	/* ms: the last wait ended, or the last request */
-	int		 stop;		/* leave the loop */
-};
-
-extern struct ac_helper ac_hs;
-
 /* hconn.c: the connections. */
 
 /* Set J's callbacks that reach the clients: released, aborted, failed, alive. */
 void ac_hconn_bind(struct ac_job *j);
-/* Accept the clients waiting on the listener (up to a batch per round). */
-void ac_hconn_accept(void);
+/* Accept the clients waiting on listener LFD (up to a batch per round). */
+void ac_hconn_accept(int lfd);
 /* The poll(2) events C wants: none for input while its replies lie unread. */
 short ac_hconn_events(const struct ac_hconn *c);
 /* What poll(2) reported on C: send, read and dispatch, maybe drop C.

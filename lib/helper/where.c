@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "duration.h"
-#include "helper.h"
+#include "hstate.h"
 #include "kind.h"
 #include "where.h"
 #include "xport.h"

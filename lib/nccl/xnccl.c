@@ -102,8 +102,8 @@ static void go_off(const char *why, int tell);
 static void hand_over(const struct xop *o);
 #define DISAGREED "helpers disagreed on the order of collectives"
 /*
- * A barrier that waits in NCCL longer than this is also posted to Redis (one
- * EVAL per node, what the Redis transport always sends): a timeout and
+ * A barrier that waits in NCCL longer than this is also posted through the
+ * rendezvous (its store's own arrival, Redis or etcd): a timeout and
  * "accelctl status" can then name the missing nodes, which NCCL cannot, and
  * the barrier completes through whichever channel is first. Both are
  * idempotent, and every node issued its NCCL part before posting, so the

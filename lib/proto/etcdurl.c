@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "etcdurl.h"
-#include "rdvurl.h"
 #include "num.h"
+#include "pwfile.h"
 
 #define USAGE "expected etcd://[user:password@]host:port[,host:port...] or etcds://..."
 

@@ -13,9 +13,10 @@
 #include <string.h>
 
 #include "coll.h"
+#include "history.h"
 #include "fails.h"
 #include "rdvarr.h"
-#include "rdvproto.h"
+#include "rdvjoin.h"
 #include "xport.h"
 
 /* A barrier generation's arrivals, as this node has seen them. */
@@ -194,7 +195,7 @@ complete(struct arrivals *a)
 	r.status = ac_fails_text(f, nf, more, text, sizeof(text));
 	r.failed = text;
 	free(f);
-	ac_rdvproto_progressed();
+	ac_rdvjoin_progressed();
 	ac_job_remote_done(A.job, a->key, a->gen, &r);
 }
 

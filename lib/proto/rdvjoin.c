@@ -1,7 +1,7 @@
 /* rdvjoin.c: a store's place in the job's run, written once: register, wait for node 0, probe a run joined fresh, leave a closed one, status' words.
  *
  * DESIGN-NOTES "Run identity". A store sends one registration (store.h's
- * join) and answers it with what it found (ac_rdvproto_joined: in a run,
+ * join) and answers it with what it found (ac_rdvjoin_joined: in a run,
  * joined one fresh, wait for node 0, the place taken); what follows is
  * decided here, the same over every store: the waits and their back-off, the
  * probe of a run joined fresh (is its node 0 alive?), the run identity saved,
@@ -21,7 +21,6 @@
 #include "duration.h"
 #include "log.h"
 #include "rdvjoin.h"
-#include "rdvproto.h"
 
 #define KEY_MAX 64
 /* How long a node joining a run fresh waits for that run's node 0 to answer
@@ -40,6 +39,7 @@ static struct {
 	struct ac_job		*job;
 	struct ac_runid		*rid;
 	const struct ac_store	*st;
+	void		(*up)(void);	/* in the run: rdvproto.c's sweep */
 	int	 in;		/* registered in rid->run (over the connection up) */
 	int	 pending;	/* a registration is out (or its run probed) */
 	int	 again;		/* asked while one was out: sent at its answer */
@@ -62,28 +62,29 @@ static struct {
 
 void
 ac_rdvjoin_init(struct ac_job *j, struct ac_runid *rid,
-    const struct ac_store *s)
+    const struct ac_store *s, void (*in)(void))
 {
 	memset(&J, 0, sizeof(J));
 	J.job = j;
 	J.rid = rid;
 	J.st = s;
+	J.up = in;
 }
 
 int
-ac_rdvproto_ready(void)
+ac_rdvjoin_ready(void)
 {
 	return J.st != NULL && J.in && J.st->up();
 }
 
 int
-ac_rdvproto_named(void)
+ac_rdvjoin_named(void)
 {
 	return J.st != NULL && (J.in || J.probing != 0) && J.st->up();
 }
 
 int
-ac_rdvproto_joining(void)
+ac_rdvjoin_joining(void)
 {
 	return J.pending;
 }
@@ -91,7 +92,7 @@ ac_rdvproto_joining(void)
 /* --- the registration --- */
 
 void
-ac_rdvproto_join(int keep)
+ac_rdvjoin_join(int keep)
 {
 	if (!keep)
 		J.in = 0;
@@ -119,14 +120,14 @@ ac_rdvproto_join(int keep)
 static void probe_stop(void);
 
 void
-ac_rdvproto_connected(void)
+ac_rdvjoin_connected(void)
 {
 	J.in = 0;
 	J.pending = 0;
 	J.again = 0;
 	J.probing = 0;
 	probe_stop();
-	ac_rdvproto_join(0);
+	ac_rdvjoin_join(0);
 }
 
 /* Registered in RUN (FRESH: joined it fresh, and its node 0 answered). */
@@ -151,8 +152,7 @@ in_run(long run, int fresh)
 	if (fresh)
 		J.fresh = run;
 	J.st->bind(moved);
-	ac_rdvproto_sweep();
-	ac_rdvproto_up();
+	J.up();	/* what is owed goes out: sweep, then the store's own */
 }
 
 /* Wait DELAY ms for node 0 to open this launch's run (the newest, RUN, is
@@ -172,7 +172,7 @@ wait_for_node0(long run, long delay)
 static void probe(long run);
 
 void
-ac_rdvproto_joined(enum ac_join how, long run)
+ac_rdvjoin_joined(enum ac_join how, long run)
 {
 	char why[600];
 
@@ -181,7 +181,7 @@ ac_rdvproto_joined(enum ac_join how, long run)
 	if (how != AC_JOIN_DOWN && J.again) {
 		J.again = 0;
 		J.pending = 0;
-		ac_rdvproto_join(J.in);
+		ac_rdvjoin_join(J.in);
 		return;
 	}
 	J.again = 0;
@@ -225,7 +225,7 @@ ac_rdvproto_joined(enum ac_join how, long run)
  * node 0 of this launch answers at once; one of a launch that died never
  * does, and the place is given back (store.h's leave) to wait for this
  * launch's node 0. A live node 0 of an earlier launch (idle) answers: the
- * run is left when this launch's node 0 opens its own (ac_rdvproto_closed).
+ * run is left when this launch's node 0 opens its own (ac_rdvjoin_closed).
  * The store names the probed run's keys meanwhile (store.h's probe).
  */
 static void
@@ -337,7 +337,7 @@ ac_rdvjoin_timer(long now)
 	/* Not registered yet: node 0 has not opened this launch's run. */
 	if (J.st->up() && !J.in && !J.pending && J.wait) {
 		if (now >= J.retry) {
-			ac_rdvproto_join(0);
+			ac_rdvjoin_join(0);
 			return t;
 		}
 		if (t < 0 || J.retry - now < t)
@@ -376,18 +376,18 @@ leave_closed(int posting)
 	J.fresh = 0;
 	J.closed_seen = 0;
 	J.rid->run = 0;
-	ac_rdvproto_join(0);
+	ac_rdvjoin_join(0);
 	return 1;
 }
 
 void
-ac_rdvproto_closed(void)
+ac_rdvjoin_closed(void)
 {
 	(void)leave_closed(0);
 }
 
 int
-ac_rdvproto_moved_on(void)
+ac_rdvjoin_moved_on(void)
 {
 	if (J.closed_seen == 0 || J.closed_seen != J.rid->run)
 		return 0;
@@ -396,7 +396,7 @@ ac_rdvproto_moved_on(void)
 }
 
 void
-ac_rdvproto_progressed(void)
+ac_rdvjoin_progressed(void)
 {
 	J.progressed = 1;
 }
@@ -405,11 +405,11 @@ ac_rdvproto_progressed(void)
 
 /* What a barrier that timed out here waits for, while it is not posted. */
 const char *
-ac_rdvproto_pending(void)
+ac_rdvjoin_pending(void)
 {
 	static char buf[96];
 
-	if (J.st == NULL || ac_rdvproto_ready() || !J.st->up())
+	if (J.st == NULL || ac_rdvjoin_ready() || !J.st->up())
 		return NULL;	/* in the run, or down (said as unreachable) */
 	if (J.probing != 0)
 		snprintf(buf, sizeof(buf), "node 0 of run %ld to answer (is it "
@@ -422,7 +422,7 @@ ac_rdvproto_pending(void)
 }
 
 void
-ac_rdvproto_describe(char *buf, size_t len)
+ac_rdvjoin_describe(char *buf, size_t len)
 {
 	int final;
 	const char *down = J.st->down(&final), *name = J.st->name;

@@ -1,4 +1,4 @@
-/* rdvjoin.h: the run identity's part of the protocol (rdvjoin.c), as rdvproto.c starts and drives it. */
+/* rdvjoin.h: the run identity's part of the protocol (rdvjoin.c): registration, its answers, and whether keys can be posted. */
 #ifndef ACCELCTL_RDVJOIN_H
 #define ACCELCTL_RDVJOIN_H
 
@@ -7,12 +7,48 @@
 #include "store.h"
 #include "xport.h"
 
-/* Start for job J (its run identity RID) over store S. */
+/* Start for job J (its run identity RID) over store S. IN is called once
+ * the node is in the run over a connection that is up (rdvproto.c: post
+ * again what is owed): a call up, not an include of the protocol above. */
 void ac_rdvjoin_init(struct ac_job *j, struct ac_runid *rid,
-    const struct ac_store *s);
+    const struct ac_store *s, void (*in)(void));
 /* The registration's and the probe's work due at NOW: ms until more, or -1. */
 long ac_rdvjoin_timer(long now);
 /* Node NODE pinged (V, LEN bytes): node 0 answers. */
 void ac_rdvjoin_ping(long node, const char *v, size_t len);
+
+/* What a store's registration (store.h's join) found. */
+enum ac_join {
+	AC_JOIN_DOWN,	/* no answer: registered at the next connect */
+	AC_JOIN_IN,	/* in the run named: the one it knew, or opened (node 0) */
+	AC_JOIN_FRESH,	/* took its free place in the run named, fresh: probed */
+	AC_JOIN_WAIT,	/* node 0 has not opened this launch's run (RUN the newest) */
+	AC_JOIN_TAKEN,	/* its place in the run named is another lineage's */
+};
+/* The store's connection is up (again): register, fresh on this connection. */
+void ac_rdvjoin_connected(void);
+/* Register again: KEEP 0, the run's state was lost (nothing is posted
+ * until it is answered); 1, a refresh (posting goes on meanwhile). */
+void ac_rdvjoin_join(int keep);
+/* The answer to store.h's join: HOW, in RUN. */
+void ac_rdvjoin_joined(enum ac_join how, long run);
+/* In the run over a connection that is up: keys can be posted. */
+int  ac_rdvjoin_ready(void);
+/* Keys can be named: ready, or probing a run joined fresh (put and get). */
+int  ac_rdvjoin_named(void);
+/* A registration is out. */
+int  ac_rdvjoin_joining(void);
+/* xport.h's describe, for status: the store, where, and its state in the run. */
+void ac_rdvjoin_describe(char *buf, size_t len);
+/* xport.h's pending: what arrivals not posted wait for, or NULL. */
+const char *ac_rdvjoin_pending(void);
+/* The run is closed (node 0 opened a newer one): a fresh joiner that saw
+ * nothing complete there leaves it and registers again, fresh. */
+void ac_rdvjoin_closed(void);
+/* A rank posts: 1 when the store leaves a run told closed before (it
+ * registers again: the sweep posts in node 0's run), else 0. */
+int  ac_rdvjoin_moved_on(void);
+/* A cross-node collective completed in the run (a store's own fast path). */
+void ac_rdvjoin_progressed(void);
 
 #endif

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdvjoin.h"
 #include "rdvkeep.h"
-#include "rdvproto.h"
 
 static struct {
 	struct ac_job	*job;
@@ -26,13 +26,16 @@ static struct {
 	void		(*each)(struct ac_kept *);
 	int		 out;		/* requests out, of every pass */
 	uintptr_t	 epoch;		/* the pass's */
+	/* rdvproto.c's: does another transport carry KEY's kind now? */
+	int		(*elsewhere)(const char *key);
 } K;
 
 void
-ac_rdvkeep_init(struct ac_job *j)
+ac_rdvkeep_init(struct ac_job *j, int (*elsewhere)(const char *key))
 {
 	ac_rdvkeep_stop();
 	K.job = j;
+	K.elsewhere = elsewhere;
 }
 
 static void
@@ -120,11 +123,11 @@ ac_rdvkeep_any(void)
 static void
 pump(void)
 {
-	while (K.next != NULL && K.out < AC_KEEP_BUSY && ac_rdvproto_ready()) {
+	while (K.next != NULL && K.out < AC_KEEP_BUSY && ac_rdvjoin_ready()) {
 		struct ac_kept *k = K.next;
 
 		K.next = k->next;
-		if (ac_rdvproto_elsewhere(k->key))
+		if (K.elsewhere(k->key))
 			continue;
 		K.out++;
 		k->refs++;

@@ -25,7 +25,7 @@ struct ac_kept {
 	uintptr_t	 epoch;		/* the pass that sent it */
 };
 
-void ac_rdvkeep_init(struct ac_job *j);
+void ac_rdvkeep_init(struct ac_job *j, int (*elsewhere)(const char *key));
 void ac_rdvkeep_stop(void);
 /* Keep a copy of V (LEN bytes) as KEY's generation GEN, unless that one or
  * a later one of KEY is kept already (the name's counter says so, without a

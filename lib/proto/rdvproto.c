@@ -154,7 +154,7 @@ send_join(void)
 	char key[KEY_MAX];
 	void *e;
 
-	if (!ac_rdvproto_ready() || !P.join_pending)
+	if (!ac_rdvjoin_ready() || !P.join_pending)
 		return;
 	e = (void *)(size_t)++P.epoch;
 	P.st->get("nccl/off", on_off, e);
@@ -176,7 +176,7 @@ on_off_put(int ok, const char *v, size_t len, void *priv)
 static void
 send_off(void)
 {
-	if (P.off_pending[0] == '\0' || !ac_rdvproto_ready())
+	if (P.off_pending[0] == '\0' || !ac_rdvjoin_ready())
 		return;
 	P.st->put("nccl/off", P.off_pending, strlen(P.off_pending),
 	    AC_PUT_ABSENT | AC_PUT_TELL, on_off_put, NULL);
@@ -220,7 +220,7 @@ ac_rdvproto_hello(struct ac_job *j)
 	for (long l = 0; l < j->lsize; l++)
 		if (j->rank_of[l] < 0)
 			return;
-	if (!ac_rdvproto_ready())
+	if (!ac_rdvjoin_ready())
 		return;
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "?");
@@ -291,7 +291,7 @@ names_timer(long now)
 	 * the run (at up) and its events bring the rest: nothing to look for.
 	 * One whose events may be trimmed (Redis' capped stream) reads the
 	 * names it misses. */
-	if (P.st->list != NULL || !ac_rdvproto_ready() || !look_names(0))
+	if (P.st->list != NULL || !ac_rdvjoin_ready() || !look_names(0))
 		return -1;
 	if (now >= P.next_names) {
 		P.next_names = now + P.names_delay;
@@ -370,7 +370,7 @@ ac_rdvproto_look_by(long due)
 	 * the sweep after the reconnect posts again; a time in the past here
 	 * would spin the helper's loop until then. */
 	if (P.st == NULL || P.st->look == NULL || P.posted == NULL ||
-	    !ac_rdvproto_ready())
+	    !ac_rdvjoin_ready())
 		return -1;
 	/* Looked already for this line (the clients ask at every pass of the
 	 * helper's loop, with the same due until the line is sent). */
@@ -419,7 +419,7 @@ look(void)
 static long
 look_timer(long now)
 {
-	if (P.st->look == NULL || !ac_rdvproto_ready() || P.next_look == 0)
+	if (P.st->look == NULL || !ac_rdvjoin_ready() || P.next_look == 0)
 		return -1;
 	if (now >= P.next_look) {
 		P.last_look = now;
@@ -457,7 +457,7 @@ on_abort(int ok, const char *v, size_t len, void *priv)
 void
 ac_rdvproto_read_abort(void)
 {
-	if (ac_rdvproto_ready())
+	if (ac_rdvjoin_ready())
 		P.st->get("abort", on_abort, NULL);
 }
 
@@ -588,7 +588,7 @@ r_quiet(int on)
 static void
 r_resync(void)
 {
-	if (ac_rdvproto_ready())
+	if (ac_rdvjoin_ready())
 		P.st->resync();
 }
 
@@ -610,7 +610,7 @@ ac_rdvproto_deliver(const char *key, int64_t gen, const char *v, size_t len)
 
 	if (c == NULL || c->done)
 		return;
-	ac_rdvproto_progressed();
+	ac_rdvjoin_progressed();
 	if (ac_xvalue_read(v, len, &r, failed, sizeof(failed)) == 0)
 		ac_job_remote_done(P.job, key, gen, &r);
 }
@@ -656,7 +656,7 @@ ac_rdvproto_over(struct ac_job *j, struct ac_coll *c)
 int
 ac_rdvproto_posting(struct ac_job *j, struct ac_coll *c)
 {
-	return ac_rdvproto_ready() && !ac_rdvproto_moved_on() && !ac_rdvproto_over(j, c);
+	return ac_rdvjoin_ready() && !ac_rdvjoin_moved_on() && !ac_rdvproto_over(j, c);
 }
 
 /* May C's result be posted again (a sweep's last results)? Not one made up
@@ -728,6 +728,15 @@ ac_rdvproto_withdraw_all(void)
 
 /* --- the store's side --- */
 
+/* In the run over a connection that is up (rdvjoin.c calls it): post again
+ * what is in flight, then what the protocol still owes the other nodes. */
+static void
+in_run(void)
+{
+	ac_rdvproto_sweep();
+	ac_rdvproto_up();
+}
+
 void
 ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
     const struct ac_xport *x, const struct ac_store *s)
@@ -740,8 +749,8 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	P.nodes = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.nodes));
 	P.waits = calloc((size_t)(j->nnodes > 0 ? j->nnodes : 1), sizeof(*P.waits));
 	P.names_delay = NAMES_FIRST_MS;
-	ac_rdvjoin_init(j, rid, s);
-	ac_rdvkeep_init(j);
+	ac_rdvjoin_init(j, rid, s, in_run);
+	ac_rdvkeep_init(j, ac_rdvproto_elsewhere);
 	ac_rdvarr_init(j);
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
 	/* Not the lineage's nonce: a restarted helper must see its joined

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "coll.h"
+#include "rdvjoin.h"
 #include "store.h"
 #include "xport.h"
 
@@ -56,41 +57,6 @@ const char *ac_rdvproto_waits(long node);
 /* Read the run's abort (a store that may have trimmed its event). */
 void ac_rdvproto_read_abort(void);
 
-/* --- the run identity (rdvjoin.c) --- */
-
-/* What a store's registration (store.h's join) found. */
-enum ac_join {
-	AC_JOIN_DOWN,	/* no answer: registered at the next connect */
-	AC_JOIN_IN,	/* in the run named: the one it knew, or opened (node 0) */
-	AC_JOIN_FRESH,	/* took its free place in the run named, fresh: probed */
-	AC_JOIN_WAIT,	/* node 0 has not opened this launch's run (RUN the newest) */
-	AC_JOIN_TAKEN,	/* its place in the run named is another lineage's */
-};
-/* The store's connection is up (again): register, fresh on this connection. */
-void ac_rdvproto_connected(void);
-/* Register again: KEEP 0, the run's state was lost (nothing is posted
- * until it is answered); 1, a refresh (posting goes on meanwhile). */
-void ac_rdvproto_join(int keep);
-/* The answer to store.h's join: HOW, in RUN. */
-void ac_rdvproto_joined(enum ac_join how, long run);
-/* In the run over a connection that is up: keys can be posted. */
-int  ac_rdvproto_ready(void);
-/* Keys can be named: ready, or probing a run joined fresh (put and get). */
-int  ac_rdvproto_named(void);
-/* A registration is out. */
-int  ac_rdvproto_joining(void);
-/* xport.h's describe, for status: the store, where, and its state in the run. */
-void ac_rdvproto_describe(char *buf, size_t len);
-/* xport.h's pending: what arrivals not posted wait for, or NULL. */
-const char *ac_rdvproto_pending(void);
-/* The run is closed (node 0 opened a newer one): a fresh joiner that saw
- * nothing complete there leaves it and registers again, fresh. */
-void ac_rdvproto_closed(void);
-/* A rank posts: 1 when the store leaves a run told closed before (it
- * registers again: the sweep posts in node 0's run), else 0. */
-int  ac_rdvproto_moved_on(void);
-/* A cross-node collective completed in the run (a store's own fast path). */
-void ac_rdvproto_progressed(void);
 /* The result V (LEN bytes, xvalue.c's form) of generation GEN of KEY. */
 void ac_rdvproto_deliver(const char *key, int64_t gen, const char *v,
     size_t len);

@@ -1,12 +1,12 @@
 /* rdvurl.c: the rendezvous address: redis://, redis-sentinel:// or unix:///path (rdvurl.h).
  * Errors name the part that is wrong but never echo the URL: it may hold a password. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etcdurl.h"
 #include "num.h"
+#include "pwfile.h"
 #include "rdvurl.h"
 
 static int
@@ -16,39 +16,6 @@ copy(char *dst, size_t len, const char *s, size_t n)
 		return -1;
 	memcpy(dst, s, n);
 	dst[n] = '\0';
-	return 0;
-}
-
-int
-ac_read_password_file(const char *var, const char *file, char *dst,
-    size_t len, char *err, size_t errlen)
-{
-	FILE *f = fopen(file, "r");
-	char line[600];
-
-	if (f == NULL) {
-		snprintf(err, errlen, "cannot read %s %.200s: %s", var, file,
-		    strerror(errno));
-		return -1;
-	}
-	if (fgets(line, sizeof(line), f) == NULL) {
-		line[0] = '\0';
-		if (ferror(f)) {	/* a directory: EISDIR */
-			snprintf(err, errlen, "cannot read %s %.200s: %s", var,
-			    file, strerror(errno));
-			fclose(f);
-			return -1;
-		}
-	}
-	fclose(f);
-	line[strcspn(line, "\r\n")] = '\0';
-	if (strlen(line) >= len) {
-		explicit_bzero(line, sizeof(line));
-		snprintf(err, errlen, "the password in %.200s is too long", file);
-		return -1;
-	}
-	memcpy(dst, line, strlen(line) + 1);
-	explicit_bzero(line, sizeof(line));
 	return 0;
 }
 

@@ -59,12 +59,5 @@ const char *ac_rdv_hostport(const char *host, int port, char *buf, size_t len);
  */
 void ac_rdv_scrub(char *arg);
 
-/*
- * The first line of FILE (named by variable VAR, for messages) into DST of
- * LEN bytes: a password, for every rendezvous. 0, or -1 with a reason in ERR
- * that never contains the password.
- */
-int ac_read_password_file(const char *var, const char *file, char *dst,
-    size_t len, char *err, size_t errlen);
 
 #endif

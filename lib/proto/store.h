@@ -37,7 +37,7 @@ typedef void ac_store_list_cb(const char *key, const char *v, size_t len);
 struct ac_store {
 	const char	*name;
 	/* The connection is up: a registration can be sent. Keys can be
-	 * posted once it is answered (ac_rdvproto_ready); put and get also
+	 * posted once it is answered (ac_rdvjoin_ready); put and get also
 	 * work while the protocol probes a run joined fresh (probe below). */
 	int	(*up)(void);
 	/* Where it is ("127.0.0.1:6379"), and why it is down (NULL: up;
@@ -51,7 +51,7 @@ struct ac_store {
 	 * the run the lineage knows (its struct ac_runid; 0: fresh) kept, or
 	 * a fresh node 0's next run opened (the one before told it is
 	 * closed), or a fresh node's free place taken in the newest run of
-	 * this launch's node count. Answered once, ac_rdvproto_joined.
+	 * this launch's node count. Answered once, ac_rdvjoin_joined.
 	 */
 	void	(*join)(void);
 	/* Registered in the run the ac_runid names (MOVED: another than the

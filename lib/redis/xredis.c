@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "history.h"
 #include "duration.h"
 #include "fails.h"
 #include "kind.h"
@@ -384,7 +385,7 @@ run_prefix(long run)
 static int
 ready(void)
 {
-	return ac_rdvproto_ready();
+	return ac_rdvjoin_ready();
 }
 
 static void
@@ -715,7 +716,7 @@ lost_state(void)
 	    "everything again", ac_rconn_where(), X.runid->run, X.job->id);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	keyname(ev, sizeof(ev), "ev", NULL, 0);
-	ac_rdvproto_join(0);
+	ac_rdvjoin_join(0);
 	run(&resync_lua, on_ignore, NULL, 1, keys, 1, args, NULL);
 }
 
@@ -797,7 +798,7 @@ arrive_script(const struct ac_job *j, const struct ac_coll *c, struct req *r,
 	keyname(fail, sizeof(fail), "fail", c->key, c->gen);
 	keyname(members, sizeof(members), "members", NULL, 0);
 	keyname(ev, sizeof(ev), "ev", NULL, 0);
-	(void)ac_fails_of(j, c, fails, sizeof(fails));
+	(void)ac_fails_of(j->rank_of, c->status, j->lsize, fails, sizeof(fails));
 	snprintf(node, sizeof(node), "%ld", j->node);
 	snprintf(ttl, sizeof(ttl), "%ld", X.ttl);
 	snprintf(gen, sizeof(gen), "%" PRId64, c->gen);
@@ -823,7 +824,7 @@ all_ok(const struct ac_job *j, const struct ac_coll *c)
 {
 	char none[64];
 
-	return ac_fails_of(j, c, none, sizeof(none)) == 0;
+	return ac_fails_of(j->rank_of, c->status, j->lsize, none, sizeof(none)) == 0;
 }
 
 static void
@@ -1147,8 +1148,9 @@ x_want(struct ac_job *j, struct ac_coll *c)
 	run(&want_lua, on_want, r, 2, keys, 0, NULL, NULL);
 }
 
-/* One entry of the run's stream: "!" (abort), "I"/"N" (NCCL's id posted, NCCL
- * off), or "KEY GEN" with maybe the value. */
+/* One entry of the run's stream: "=KEY\nVALUE" (a put told: the abort, NCCL's
+ * id, a node's name...), "C" (the run closed), "S" (the run's state lost), or
+ * "KEY GEN" with maybe the value. */
 static void
 on_entry(const char *v, size_t len)
 {
@@ -1163,11 +1165,11 @@ on_entry(const char *v, size_t len)
 	if (len > 1 && v[0] == '=')
 		return told(v + 1, len - 1);
 	if (len == 1 && v[0] == 'C')
-		return ac_rdvproto_closed();
+		return ac_rdvjoin_closed();
 	if (len == 1 && v[0] == 'S') {
 		/* Another node found Redis had lost the run's state. */
 		if (ready())
-			ac_rdvproto_join(0);
+			ac_rdvjoin_join(0);
 		return;
 	}
 	nl = memchr(v, '\n', len);
@@ -1192,7 +1194,7 @@ on_wake_check(redisReply *reply, void *priv)
 	(void)priv;
 	X.wake_busy = 0;
 	if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
-	    reply->integer == 1 && ready() && !ac_rdvproto_joining())
+	    reply->integer == 1 && ready() && !ac_rdvjoin_joining())
 		lost_state();
 }
 
@@ -1215,7 +1217,7 @@ on_wake(const char *v, size_t len)
 
 	(void)v;
 	(void)len;
-	if (!ready() || ac_rdvproto_joining() || X.wake_busy ||
+	if (!ready() || ac_rdvjoin_joining() || X.wake_busy ||
 	    (X.job->alive != NULL && !X.job->alive(X.job)))
 		return;
 	keyname(members, sizeof(members), "members", NULL, 0);
@@ -1295,7 +1297,7 @@ on_register(redisReply *reply, void *priv)
 
 	(void)priv;
 	if (reply == NULL) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -1315,7 +1317,7 @@ on_register(redisReply *reply, void *priv)
 			snprintf(msg, sizeof(msg), "the job's run counter %srun "
 			    "holds '%.40s', not a run number", X.base,
 			    reply->element[1]->str);
-			ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+			ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 			ac_rconn_fail(msg);
 			return;
 		}
@@ -1328,7 +1330,7 @@ on_register(redisReply *reply, void *priv)
 	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
 	    reply->element[1]->type != REDIS_REPLY_INTEGER ||
 	    (h = reply->element[0]->integer) < 0 || h > 3) {
-		ac_rdvproto_joined(AC_JOIN_DOWN, 0);
+		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		ac_rconn_fail("unexpected reply to the run's registration");
 		return;
 	}
@@ -1337,7 +1339,7 @@ on_register(redisReply *reply, void *priv)
 		X.cur = (long)reply->element[1]->integer;
 		snprintf(X.curs, sizeof(X.curs), "%ld", X.cur);
 	}
-	ac_rdvproto_joined(how[h], (long)reply->element[1]->integer);
+	ac_rdvjoin_joined(how[h], (long)reply->element[1]->integer);
 }
 
 /* store.h's bind: registered in the run the identity names. */
@@ -1406,7 +1408,7 @@ static void
 on_ready(void)
 {
 	load_scripts();
-	ac_rdvproto_connected();
+	ac_rdvjoin_connected();
 }
 
 /* --- store.h: the operations the protocol (rdvproto.c) asks of Redis --- */
@@ -1464,7 +1466,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	size_t arglen[4], klen = strlen(key);
 	struct sop *o;
 
-	if (!ac_rdvproto_named()) {
+	if (!ac_rdvjoin_named()) {
 		if (cb != NULL)
 			cb(-1, NULL, 0, priv);
 		return;
@@ -1513,7 +1515,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 	char k[KEY_MAX];
 	struct sop *o;
 
-	if (!ac_rdvproto_named()) {
+	if (!ac_rdvjoin_named()) {
 		cb(-1, NULL, 0, priv);
 		return;
 	}
@@ -1565,7 +1567,7 @@ x_timer(long now)
 	if (ready() && in_flight()) {
 		if (now >= X.next_refresh) {
 			X.next_refresh = now + X.refresh_ms;
-			ac_rdvproto_join(1);
+			ac_rdvjoin_join(1);
 		}
 		if (next < 0 || X.next_refresh - now < next)
 			next = X.next_refresh - now;
@@ -1603,7 +1605,7 @@ static const struct ac_xport xport = {
 	.fds = ac_rconn_fds,
 	.events = ac_rconn_events,
 	.timer = x_timer,
-	.describe = ac_rdvproto_describe,
+	.describe = ac_rdvjoin_describe,
 	.down = ac_rconn_down,
 	.stop = x_stop,
 	.arrive = x_arrive,
@@ -1617,7 +1619,7 @@ static const struct ac_xport xport = {
 	.node = ac_rdvproto_node,
 	.expired = NULL,
 	.withdraw = x_withdraw,
-	.pending = ac_rdvproto_pending,
+	.pending = ac_rdvjoin_pending,
 	.look_by = ac_rdvproto_look_by,
 };
 

@@ -1,4 +1,4 @@
-/* xredis.h: the Redis transport: collective scripts, inboxes and the run identity over rconn.c. */
+/* xredis.h: the Redis store: its keys, scripts and the run's stream, over rconn.c. */
 #ifndef ACCELCTL_XREDIS_H
 #define ACCELCTL_XREDIS_H
 

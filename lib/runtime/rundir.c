@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "rundir.h"
+#include "sha256.h"
 
 /* The longest "/proc/self/fd/N": the file names must not depend on N. */
 #define FD_PREFIX_MAX	24
@@ -348,6 +349,36 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
 	return -1;
 }
 
+/*
+ * The helper's abstract socket name (rundir.h): "\0accelctl-UID-HASH", the
+ * hash of the user, the directory's name and JOB_ID (with its node). The
+ * directory's name, not its file: ranks with a private /tmp each see their
+ * own /tmp/accelctl-UID, by one name, and must meet; two runs under one job
+ * id but different ACCELCTL_RUNTIME_DIRs (test suites side by side, launch's
+ * simulated nodes) kept apart before and stay apart. Abstract names are
+ * Linux's, per network namespace, and anyone's to bind: both ends check the
+ * other's uid (SO_PEERCRED), as they do on the file socket.
+ */
+static void
+abstract_name(struct ac_paths *p, const char *job_id)
+{
+#ifdef __linux__
+	char in[1200], hex[65];
+	int n = snprintf(in, sizeof(in), "%lu\n%s\n%s", (unsigned long)getuid(),
+	    p->dir, job_id);
+
+	ac_sha256_hex(in, n > 0 && (size_t)n < sizeof(in) ? (size_t)n :
+	    strlen(in), hex);
+	p->asock[0] = '\0';
+	n = snprintf(p->asock + 1, sizeof(p->asock) - 1, "accelctl-%lu-%.32s",
+	    (unsigned long)getuid(), hex);
+	p->asock_len = 1 + (size_t)n;
+#else
+	(void)job_id;
+	p->asock_len = 0;
+#endif
+}
+
 int
 ac_paths_init(struct ac_paths *p, const struct ac_topo *t, int create,
     char *err, size_t errlen)
@@ -434,6 +465,7 @@ ac_paths_init_at(struct ac_paths *p, const struct ac_topo *t, const char *env,
 	    base);
 	snprintf(p->gone_dir, sizeof(p->gone_dir), "%.500s", name);
 	snprintf(p->gone_prefix, sizeof(p->gone_prefix), "%.300s.gone.", base);
+	abstract_name(p, job_id);
 	return 0;
 }
 

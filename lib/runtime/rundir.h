@@ -21,6 +21,14 @@ struct ac_paths {
 	 * the helper turned away. */
 	char	gone_dir[600];
 	char	gone_prefix[320];
+	/* The helper's second name, in Linux's abstract socket namespace
+	 * (a leading NUL; ASOCK_LEN bytes with it; 0: none): ranks of one
+	 * node that see no common runtime directory (a private /tmp for each
+	 * task: enroot, Apptainer --contain, bubblewrap) still meet there.
+	 * Made of the user, the directory's name and the job's file name
+	 * (job id and node), hashed (rundir.c). */
+	char	asock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	size_t	asock_len;
 	/* The socket and the log under the directory's name: for messages. */
 	char	shown_sock[900];
 	char	shown_log[900];

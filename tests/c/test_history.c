@@ -14,8 +14,10 @@
 
 #include "check.h"
 #include "coll.h"
+#include "duration.h"
 #include "history.h"
 #include "proto.h"
+#include "record.h"
 #include "trace.h"
 #include "xport.h"
 
@@ -25,6 +27,7 @@ new_job(struct ac_job *j)
 	memset(j, 0, sizeof(*j));
 	snprintf(j->id, sizeof(j->id), "hist");
 	j->journal = -1;
+	j->rec = &ac_record;	/* the history is told as the helper's is */
 	if (ac_job_shape(j, 4, 4, 0, 1) == -1)
 		exit(1);
 	for (long l = 0; l < 4; l++)

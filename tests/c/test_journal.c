@@ -20,6 +20,7 @@
 #include "coll.h"
 #include "journal.h"
 #include "proto.h"
+#include "record.h"
 
 static long arrived, withdrawn, published;
 
@@ -51,6 +52,7 @@ new_job(struct ac_job *j)
 	memset(j, 0, sizeof(*j));
 	snprintf(j->id, sizeof(j->id), "jtest");
 	j->journal = -1;
+	j->rec = &ac_record;
 	j->x = &stub;
 }
 

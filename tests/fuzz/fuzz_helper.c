@@ -38,6 +38,7 @@
 #include "helper.h"
 #include "journal.h"
 #include "proto.h"
+#include "record.h"
 
 #define NCLIENTS 4
 
@@ -141,7 +142,7 @@ settle(struct client *k)
 static void
 replay_journal(void)
 {
-	struct ac_job j = { .journal = -1 };
+	struct ac_job j = { .journal = -1, .rec = &ac_record };
 	char *text = malloc(65536);
 
 	if (text == NULL)
@@ -165,6 +166,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(journal_fd, 0) == -1 || lseek(journal_fd, 0, SEEK_SET) == -1)
 		abort();
 	ac_hs.job.journal = journal_fd;
+	ac_hs.job.rec = &ac_record;
 	ac_hs.lfd = -1;
 	snprintf(ac_hs.job.id, sizeof(ac_hs.job.id), "fuzz");
 	ac_hconn_bind(&ac_hs.job);

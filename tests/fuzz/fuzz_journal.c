@@ -15,6 +15,7 @@
 
 #include "coll.h"
 #include "journal.h"
+#include "record.h"
 
 static char path[4096];
 static char *text;
@@ -56,6 +57,7 @@ replay(struct ac_job *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->journal = -1;
+	j->rec = &ac_record;
 	snprintf(j->id, sizeof(j->id), "fuzz");
 	if (ac_journal_open(j, path) == -1)
 		abort();

@@ -58,6 +58,62 @@ testLowerLayerNeverIncludesHigher() {
 	assertTrue "lib/ is in folders" "[ $(ls -d "$LIB"/*/ | wc -l) -ge 10 ]"
 }
 
+# No two files of lib/ reach each other through their headers, however far
+# round: a file (NAME.c with NAME.h) that includes another's header is above
+# it, and a circle would make "above" mean nothing. Each circle is printed
+# with its files.
+testNoIncludeCircles() {
+	local f m h circles
+	circles=$(for f in "$LIB"/*/*.[ch]; do
+		m=$(basename "$f"); m=${m%.*}
+		for h in $(includes "$f"); do
+			[ "${h%.h}" = "$m" ] || echo "$m ${h%.h}"
+		done
+	done | python3 -c '
+import sys
+g = {}
+for line in sys.stdin:
+    a, b = line.split()
+    g.setdefault(a, set()).add(b)
+index, low, stack, on, out = {}, {}, [], set(), []
+def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v); on.add(v)
+    for w in sorted(g.get(v, ())):
+        if w not in index:
+            visit(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        c = []
+        while True:
+            w = stack.pop(); on.discard(w); c.append(w)
+            if w == v: break
+        if len(c) > 1: out.append(" ".join(sorted(c)))
+sys.setrecursionlimit(10000)
+for v in sorted(g):
+    if v not in index: visit(v)
+print("; ".join(out))
+')
+	assertEquals "include circles in lib/ (files that include each other's headers)" "" "$circles"
+}
+
+# coll.c is the leaf of its folder: the journal, the history and the trace
+# read it (and are told its events through struct ac_coll_rec), it includes
+# none of them.
+testCollIsALeaf() {
+	local f h bad=""
+	for h in $(includes "$(src coll.c)") $(includes "$(src coll.h)"); do
+		case $h in journal.h | history.h | trace.h | record.h | lost.h) bad="$bad $h" ;; esac
+	done
+	assertEquals "coll.c or coll.h includes what reads it" "" "$bad"
+	bad=""
+	for f in journal.h history.c trace.c record.c; do
+		includes "$(src "$f")" | grep -qx coll.h || bad="$bad $f"
+	done
+	assertEquals "these no longer read coll.h (renamed? this test names them)" "" "$bad"
+}
+
 testForkOnlyInSpawn() {
 	local f bad=""
 	for f in "$LIB"/*/*.c "$ACCELCTL_SRC"/cmd/*.c; do

@@ -1,0 +1,181 @@
+# t_private_tmp.sh: ranks of one node that share no /tmp (a container runtime's private /tmp per task) meet one helper, by its abstract socket.
+#
+# Under enroot/pyxis, Apptainer --contain or bubblewrap each task may get a
+# /tmp of its own: every rank then found no helper in its runtime directory
+# (/tmp/accelctl-UID), started its own, and waited to the deadline for the
+# others, "never connected". The helper now also listens on an abstract Unix
+# socket named from the user, the directory's name and the job (rundir.c),
+# which every process of the network namespace reaches. The sandboxes here
+# are real: bubblewrap (Debian's bwrap) and unshare(1) with a tmpfs on /tmp,
+# each skipped, with its reason, where it cannot run.
+. "$(dirname "$0")/lib.sh"
+
+oneTimeSetUp() {
+	# Outside /tmp: the ranks' /tmp is not this one. Readable by the
+	# sandboxed ranks (same user).
+	OUT=$(mktemp -d /var/tmp/accelctl-ptmp.XXXXXX) || skip_suite
+	JOBS=""
+}
+
+oneTimeTearDown() {
+	local j
+	# shellcheck disable=SC2046
+	for j in $JOBS; do kill $(helper_pids "$j") 2>/dev/null; done
+	[ -n "${OUT:-}" ] && rm -rf "$OUT"
+	return 0
+}
+
+# can_bwrap: bubblewrap can give a process its own /tmp here.
+can_bwrap() {
+	command -v bwrap >/dev/null &&
+		bwrap --dev-bind / / --tmpfs /tmp true 2>/dev/null
+}
+
+# can_unshare: unshare(1) can mount a tmpfs on /tmp of a new mount namespace.
+can_unshare() {
+	command -v unshare >/dev/null && [ "$(id -u)" = 0 ] &&
+		unshare -m --propagation private sh -c 'mount -t tmpfs t /tmp' 2>/dev/null
+}
+
+# rank_env JOB R N: torchrun's variables for rank R of N on one node, job JOB.
+rank_env() {
+	echo "PATH=$ACCELCTL_BIN_DIR:/usr/bin:/bin HOME=${HOME:-/} RANK=$2 LOCAL_RANK=$2" \
+		"WORLD_SIZE=$3 LOCAL_WORLD_SIZE=$3 GROUP_RANK=0 GROUP_WORLD_SIZE=1" \
+		"TORCHELASTIC_RUN_ID=$1 MASTER_ADDR=localhost MASTER_PORT=29500" \
+		"ACCELCTL_HELPER_IDLE=60s"
+}
+
+# ranks_in SANDBOX JOB N: N ranks of JOB, each in its own SANDBOX ("bwrap"
+# or "unshare": a private /tmp), each passing two barriers; their exit codes
+# and output under $OUT/JOB.R.
+ranks_in() {
+	local how=$1 job=$2 n=$3 r body pids=""
+	JOBS="$JOBS $job"
+	body='accelctl barrier --timeout 30s first && accelctl barrier --timeout 30s second; echo $? >"$OUT_RC"'
+	for r in $(seq 0 $((n - 1))); do
+		# shellcheck disable=SC2046 # rank_env is words of VAR=VALUE
+		case $how in
+		bwrap)
+			env -i $(rank_env "$job" "$r" "$n") OUT_RC="$OUT/$job.$r.rc" \
+				timeout 60 bwrap --dev-bind / / --tmpfs /tmp sh -c "$body" \
+				>"$OUT/$job.$r.out" 2>&1 &
+			;;
+		unshare)
+			env -i $(rank_env "$job" "$r" "$n") OUT_RC="$OUT/$job.$r.rc" \
+				timeout 60 unshare -m --propagation private sh -c \
+				"mount -t tmpfs t /tmp && $body" >"$OUT/$job.$r.out" 2>&1 &
+			;;
+		esac
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+}
+
+# helper_pids JOB: the helpers that serve JOB (by their environment: the
+# title a helper shows is cut to the room its first client's argv left).
+helper_pids() {
+	local p
+	for p in $(pgrep -x accelctl-helper); do
+		{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "TORCHELASTIC_RUN_ID=$1" &&
+			echo "$p"
+	done
+}
+
+# helpers_of JOB: how many helper processes serve JOB.
+helpers_of() { helper_pids "$1" | wc -l; }
+
+# check_ranks JOB N: every rank passed both barriers, and one helper serves.
+check_ranks() {
+	local r rcs=""
+	for r in $(seq 0 $(($2 - 1))); do
+		rcs="$rcs $(cat "$OUT/$1.$r.rc" 2>/dev/null || echo none)"
+	done
+	assertEquals "every rank passed both barriers (their output: $(cat "$OUT/$1".*.out))" \
+		"$(printf ' 0%.0s' $(seq 1 "$2"))" "$rcs"
+	assertEquals "one helper serves the node" 1 "$(helpers_of "$1")"
+}
+
+testRanksWithAPrivateTmpEachMeetUnderBubblewrap() {
+	can_bwrap || startSkipping
+	local job=bw$$x$RANDOM
+	ranks_in bwrap "$job" 4
+	check_ranks "$job" 4
+	# A rank outside every sandbox (the real /tmp) meets the same helper:
+	# its status names the four ranks' barriers as done.
+	# shellcheck disable=SC2046
+	out=$(env -i $(rank_env "$job" 0 4) timeout 30 "$ACCELCTL" status 2>&1)
+	assertContains "status reaches the helper by its abstract name" "$out" "nothing in flight"
+	assertEquals "and starts no helper of its own" 1 "$(helpers_of "$job")"
+}
+
+testRanksWithAPrivateTmpEachMeetUnderUnshare() {
+	can_unshare || startSkipping
+	local job=us$$x$RANDOM
+	ranks_in unshare "$job" 3
+	check_ranks "$job" 3
+}
+
+# pair_in_sandbox JOB NAME FILE: ranks 0 and 1 of JOB in one bubblewrap
+# sandbox (a /tmp of their own) pass barrier NAME; their output into FILE,
+# their status (0: both passed).
+pair_in_sandbox() {
+	# shellcheck disable=SC2046
+	env -i $(rank_env "$1" 0 2) B="$2" timeout 60 bwrap --dev-bind / / --tmpfs /tmp \
+		sh -c 'RANK=1 LOCAL_RANK=1 accelctl barrier --timeout 30s "$B" & accelctl barrier --timeout 30s "$B" && wait $!' >"$3" 2>&1
+}
+
+# Anyone may bind an abstract name. A name held by another uid is not ours:
+# the rank neither talks to it nor hangs on it; it says so and serves itself
+# (its own helper, on its file socket).
+testAnotherUsersNameIsNotUsed() {
+	if ! can_bwrap || [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1 ||
+		! command -v runuser >/dev/null || ! command -v python3 >/dev/null; then
+		startSkipping
+	fi
+	local job=sq$$x$RANDOM name sq pid st
+	JOBS="$JOBS $job"
+	# The name: the helper says it when it serves (two ranks in one
+	# sandbox; its /tmp is read through the helper's root).
+	pair_in_sandbox "$job" a "$OUT/sq.first"
+	pid=$(helper_pids "$job" | head -n 1)
+	name=$(sed -n 's/.* and @\([^ ]*\) .*/\1/p' /proc/"$pid"/root/tmp/accelctl-0/*.log 2>/dev/null | head -n 1)
+	assertNotEquals "the helper's log names its abstract socket ($(cat "$OUT/sq.first"))" "" "$name"
+	kill "$pid"
+	wait_gone "$pid" 20
+	# nobody takes the name and counts what it is sent (into a
+	# directory it may write).
+	mkdir -m 777 "$OUT/sq" && chmod 711 "$OUT"
+	runuser -u nobody -- python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0" + sys.argv[1]); s.listen(8)
+open(sys.argv[2], "w").write("listening\n")
+n = 0
+s.settimeout(60)
+try:
+    while True:
+        c, _ = s.accept(); c.settimeout(5)
+        try:
+            n = len(c.recv(4096))
+        except OSError:
+            n = 0
+        # A connect that sends nothing is a check of who listens.
+        open(sys.argv[2], "a").write("got %d bytes\n" % n if n else "checked\n")
+except OSError:
+    pass
+' "$name" "$OUT/sq/log" 2>/dev/null &
+	sq=$!
+	eventually 20 grep -qs listening "$OUT/sq/log"
+	pair_in_sandbox "$job" b "$OUT/sq.second"
+	st=$?
+	assertEquals "the ranks passed by their own helper ($(cat "$OUT/sq.second"))" 0 "$st"
+	assertContains "it says whose name it found" "$(cat "$OUT/sq.second")" "is held by uid $(id -u nobody), not yours"
+	assertContains "it checked who listens" "$(cat "$OUT/sq/log")" "checked"
+	assertNotContains "and sent it nothing" "$(cat "$OUT/sq/log")" "bytes"
+	kill "$sq" 2>/dev/null
+	wait "$sq" 2>/dev/null
+	return 0
+}
+
+load_shunit2
