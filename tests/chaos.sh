@@ -253,7 +253,11 @@ run_store() {
 	: >"$CD/faults"
 	echo "chaos $STORE: seed $seed, ${secs} s of faults, job $JOB, in $CD"
 	T0=$(chaos_us)
-	JOB_LIMIT=$((secs + 300)) JOB_ENV="CHAOS_TIMEOUT=60s CHAOS_RANK_SH=$here/chaos/rank.sh CHAOS_BLOB_BYTES=$CHAOS_BLOB_BYTES $MALLOC_ENV" \
+	# The helpers' idle exit is 30 minutes, not faults/lib.sh's 2: the
+	# driver waits up to 2 minutes for an etcd member to answer again
+	# (chaos/faults.sh), while the ranks may wait at the quiet point with
+	# no call of ours (the sample must find the helper it will compare).
+	JOB_LIMIT=$((secs + 300)) JOB_ENV="ACCELCTL_HELPER_IDLE=30m CHAOS_TIMEOUT=60s CHAOS_RANK_SH=$here/chaos/rank.sh CHAOS_BLOB_BYTES=$CHAOS_BLOB_BYTES $MALLOC_ENV" \
 		job_start "$CD" 2 2 '. "$CHAOS_RANK_SH"'
 	t_quiet=$((T0 + secs * 450000)) t_end=$((T0 + secs * 1000000))
 	exec 4<"$CD/schedule"

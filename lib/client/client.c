@@ -89,10 +89,10 @@ try_connect(const char *path)
  * abstract name: a listener that is not of our uid is refused, said once.
  */
 static int
-try_abstract(const struct ac_client *c)
+try_abstract(struct ac_client *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ucred cr;
+	struct ucred cr = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t len = sizeof(cr);
 	int fd;
 
@@ -117,6 +117,7 @@ try_abstract(const struct ac_client *c)
 		errno = ECONNREFUSED;
 		return -1;
 	}
+	c->name_pid = cr.pid > 0 ? (long)cr.pid : -1;
 	return fd;
 }
 
@@ -270,8 +271,15 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 	c->t = t;
 	if (ac_paths_init(&c->paths, t, autostart, err,
 	    sizeof(err)) == -1) {
-		if (!autostart && errno == ENOENT)
+		/* No runtime directory here, but a helper may serve this
+		 * node by its abstract name, from a /tmp we do not see (a
+		 * container's): "status" and "helper stop" must find it
+		 * (rundir.c names it, and makes no directory). */
+		if (!autostart && errno == ENOENT) {
+			if ((c->fd = try_abstract(c)) != -1)
+				goto connected;
 			return -2;
+		}
 		ac_warnx("%s", err);
 		*rc = AC_EXIT_USAGE;
 		return -1;
@@ -298,15 +306,20 @@ ac_client_open(struct ac_client *c, const struct ac_topo *t, int autostart,
 		*rc = AC_EXIT_FAILED;
 		return -1;
 	}
+connected:
 	if ((h = hello(c, rc)) == 0)
 		return 0;
 	/* The reply buffer too: a client retrying in a loop must not leak it. */
 	ac_client_close(c);
-	if (h == -1) {
+	if (h == -1 && c->name_pid != 0)
+		ac_warnx("the helper at @%s (pid %ld, by its abstract name: "
+		    "not in this runtime directory) did not answer HELLO or "
+		    "closed the connection", c->paths.asock + 1, c->name_pid);
+	else if (h == -1)
 		ac_warnx("the helper at %s closed the connection (its log: %s)",
 		    c->paths.shown_sock, c->paths.shown_log);
+	if (h == -1)
 		*rc = AC_EXIT_FAILED;
-	}
 	return -1;
 }
 

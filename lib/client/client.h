@@ -24,6 +24,9 @@ struct ac_client {
 	 * clients, out of descriptors), for this reason. */
 	int			 turned_away;
 	char			 why[256];
+	/* Connected by the helper's abstract name (rundir.h), not its file:
+	 * the listener's pid (-1 not visible here); 0: by the file. */
+	long			 name_pid;
 };
 
 /*

@@ -661,7 +661,7 @@ accept_at_fd_limit(int lfd, int err)
 static void
 accept_one(int lfd)
 {
-	struct ucred cred;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t len = sizeof(cred);
 	struct ac_hconn *c;
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -452,7 +452,9 @@ loop(void)
 
 		if (ac_hs.stop)
 			break;
-		if (cap < (size_t)ac_hs.nconns + (size_t)ac_hs.job.lsize + 8) {
+		/* 3 fixed entries, the gone news and the transport's (Redis
+		 * with Sentinel and NCCL: 6): room for all, whatever comes. */
+		if (cap < (size_t)ac_hs.nconns + (size_t)ac_hs.job.lsize + 16) {
 			cap = (size_t)ac_hs.nconns + (size_t)ac_hs.job.lsize + 64;
 			free(pfd);
 			if ((pfd = calloc(cap, sizeof(*pfd))) == NULL)
@@ -610,7 +612,15 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	/* Before anything of the job is touched: another helper may serve
 	 * this node already, from a runtime directory we cannot see. */
 	if (claim_abstract() == 1) {
-		rc = 0;
+		/* Run by hand, as "helper run": a failure, said (the log
+		 * says the same for a helper a client started). */
+		if (foreground) {
+			ac_warnx("a helper of this job serves this node from a "
+			    "runtime directory this one does not see (by @%s): "
+			    "this one stands down", D.paths.asock + 1);
+			rc = AC_EXIT_FAILED;
+		} else
+			rc = 0;
 		goto out;
 	}
 	/* We hold the lock: a socket file left there is a dead helper's

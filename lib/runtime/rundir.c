@@ -360,11 +360,18 @@ choose(struct ac_paths *p, const char *job_id, int create, char *err,
  * other's uid (SO_PEERCRED), as they do on the file socket.
  */
 static void
-abstract_name(struct ac_paths *p, const char *job_id)
+abstract_name(struct ac_paths *p, const struct ac_topo *t, const char *job_id)
 {
 #ifdef __linux__
 	char in[1200], hex[65];
-	int n = snprintf(in, sizeof(in), "%lu\n%s\n%s", (unsigned long)getuid(),
+	int n;
+
+	/* Not for a job run by hand (job id "default": no launcher, no
+	 * ACCELCTL_JOB_ID): its runs in separate containers are separate
+	 * jobs, as a private /tmp kept them before there was a name. */
+	if (t->job_id_from != NULL && strcmp(t->job_id_from, "default") == 0)
+		return;
+	n = snprintf(in, sizeof(in), "%lu\n%s\n%s", (unsigned long)getuid(),
 	    p->dir, job_id);
 
 	ac_sha256_hex(in, n > 0 && (size_t)n < sizeof(in) ? (size_t)n :
@@ -374,6 +381,7 @@ abstract_name(struct ac_paths *p, const char *job_id)
 	    (unsigned long)getuid(), hex);
 	p->asock_len = 1 + (size_t)n;
 #else
+	(void)t;
 	(void)job_id;
 	p->asock_len = 0;
 #endif
@@ -424,8 +432,16 @@ ac_paths_init_at(struct ac_paths *p, const struct ac_topo *t, const char *env,
 		fd = open_private(p->dir, create, &owner, err, errlen);
 	} else
 		fd = choose(p, job_id, create, err, errlen);
-	if (fd == -1)
+	if (fd == -1) {
+		/* Not here, but named (P->dir): its abstract name still
+		 * reaches a helper that serves from a /tmp we do not see. */
+		int saved = errno;
+
+		if (saved == ENOENT)
+			abstract_name(p, t, job_id);
+		errno = saved;
 		return -1;
+	}
 	p->dfd = fd;
 
 	base_name(p->dir, job_id, base, sizeof(base));
@@ -465,7 +481,7 @@ ac_paths_init_at(struct ac_paths *p, const struct ac_topo *t, const char *env,
 	    base);
 	snprintf(p->gone_dir, sizeof(p->gone_dir), "%.500s", name);
 	snprintf(p->gone_prefix, sizeof(p->gone_prefix), "%.300s.gone.", base);
-	abstract_name(p, job_id);
+	abstract_name(p, t, job_id);
 	return 0;
 }
 

@@ -27,15 +27,26 @@ chaos_etcd_index() {
 	fi
 }
 
-# etcd_member_wait I: until member I answers (20 s at most).
+# etcd_member_wait I: until member I answers (60 s at most, by the clock).
+# The driver waits for it: the next fault may kill another member, and two
+# down is a cluster without quorum, an outage no rank's deadline outlasts.
+# A member started again right after SIGKILL may find its peer port still
+# held (its dead self's connections, orphaned with unsent replication data:
+# "bind: address already in use") and exit: it is started again, on the same
+# port (its peer URL is the cluster's), until it stays up. Members that
+# never came back made whole runs fail with every rank's "rendezvous
+# unreachable" once a second member was killed.
 chaos_etcd_member_wait() {
-	# By the clock, not by tries: a try is up to 2 s of etcdctl on a busy
-	# machine, and 100 of them held the driver for 127 s (fresh machine,
-	# ASan), past the helpers' idle exit, at the quiet point's sample.
-	local end=$((SECONDS + 20))
+	local end=$((SECONDS + 60)) p
 	until ETCDCTL_API=3 timeout 2 etcdctl --endpoints "127.0.0.1:${ETCD_CPORT[$1]}" \
 	    --command-timeout=1s endpoint health >/dev/null 2>&1; do
 		[ $SECONDS -lt $end ] || return 1
+		p=$(etcd_member_pid "$1")
+		if [ -z "$p" ] || proc_gone "$p"; then
+			echo "$(chaos_us) restart - $(chaos_us) member $1 exited after its restart ($(grep -o 'bind: .*' "$ETCD_DIR/m$1.log" | tail -n 1)): started again" >>"$CD/faults"
+			sleep 0.5
+			etcd_member_start "$1" existing
+		fi
 		sleep 0.2
 	done
 }
@@ -54,7 +65,7 @@ chaos_inject() {
 		m=$(chaos_etcd_index "$arg")
 		etcd_kill "$m"
 		etcd_member_start "$m" existing
-		chaos_etcd_member_wait "$m" || what="(did not answer again in 20 s) "
+		chaos_etcd_member_wait "$m" || what="(did not answer again in 60 s) "
 		what="${what}member $m SIGKILLed, restarted" ;;
 	etcd.stop)
 		m=$(chaos_etcd_index "$arg")

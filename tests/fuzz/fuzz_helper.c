@@ -167,7 +167,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	ac_hs.job.journal = journal_fd;
 	ac_hs.job.rec = &ac_record;
-	ac_hs.lfd = -1;
+	ac_hs.lfd = ac_hs.afd = -1;
 	snprintf(ac_hs.job.id, sizeof(ac_hs.job.id), "fuzz");
 	ac_hconn_bind(&ac_hs.job);
 	ac_hs.job.shaped = ac_helper_shaped;

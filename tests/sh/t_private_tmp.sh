@@ -107,6 +107,34 @@ testRanksWithAPrivateTmpEachMeetUnderBubblewrap() {
 	out=$(env -i $(rank_env "$job" 0 4) timeout 30 "$ACCELCTL" status 2>&1)
 	assertContains "status reaches the helper by its abstract name" "$out" "nothing in flight"
 	assertEquals "and starts no helper of its own" 1 "$(helpers_of "$job")"
+	# So does one in a fresh sandbox, whose /tmp has no runtime directory
+	# yet (an epilog's container): status, then helper stop.
+	# shellcheck disable=SC2046
+	out=$(env -i $(rank_env "$job" 0 4) timeout 30 bwrap --dev-bind / / --tmpfs /tmp \
+		accelctl status 2>&1)
+	assertContains "status from a fresh /tmp" "$out" "nothing in flight"
+	# shellcheck disable=SC2046
+	env -i $(rank_env "$job" 0 4) timeout 30 bwrap --dev-bind / / --tmpfs /tmp \
+		accelctl helper stop >/dev/null 2>&1
+	eventually 20 test "$(helpers_of "$job")" = 0
+	assertEquals "helper stop from a fresh /tmp stops it" 0 "$(helpers_of "$job")"
+}
+
+# A job run by hand (no launcher, no ACCELCTL_JOB_ID: job id "default") in
+# two containers is two jobs, as it was before there was a name: rank 0 in
+# one and rank 1 in the other do not meet (each waits out its deadline).
+testHandRunJobsInTwoContainersStayApart() {
+	can_bwrap || startSkipping
+	local r
+	for r in 0 1; do
+		env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" HOME="${HOME:-/}" ACCELCTL_RANK=$r \
+			ACCELCTL_LOCAL_RANK=$r ACCELCTL_WORLD_SIZE=2 ACCELCTL_LOCAL_WORLD_SIZE=2 \
+			ACCELCTL_HELPER_IDLE=10s timeout 60 bwrap --dev-bind / / --tmpfs /tmp sh -c 'accelctl barrier --timeout 3s apart; echo $? >"$0"' \
+			"$OUT/apart.$r" >"$OUT/apart.$r.out" 2>&1 &
+	done
+	wait
+	assertEquals "rank 0 alone in its container ($(cat "$OUT"/apart.0.out))" 124 "$(cat "$OUT/apart.0")"
+	assertEquals "rank 1 alone in its container ($(cat "$OUT"/apart.1.out))" 124 "$(cat "$OUT/apart.1")"
 }
 
 testRanksWithAPrivateTmpEachMeetUnderUnshare() {
