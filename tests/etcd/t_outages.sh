@@ -65,8 +65,7 @@ testRestartWithData() {
 	eventually 90 test -e "$d/kill"
 	etcd_kill 0
 	sleep 0.5
-	etcd_member_start 0 existing
-	etcd_wait_up
+	etcd_member_restart 0 existing
 	echo >"$d/restarted"
 	wait
 	out=$(cat "$d/out")
@@ -96,8 +95,7 @@ testCompactedRevision() {
 	helper=$(cat "$d/node0")
 	kill -STOP "$helper"
 	etcd_kill 0
-	etcd_member_start 0 existing
-	etcd_wait_up
+	etcd_member_restart 0 existing
 	for i in 1 2 3 4 5; do etcdctl_ put "unrelated/$i" x >/dev/null; done
 	etcdctl_ compact "$(etcdctl_ endpoint status -w json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')" >/dev/null
 	kill -CONT "$helper"

@@ -104,6 +104,35 @@ etcd_member_start() {
 	disown $! 2>/dev/null || true
 }
 
+# etcd_member_restart I [new|existing]: start member I again after etcd_kill
+# and wait until the cluster answers (etcd_wait_up; ends the suite with the
+# logs when it never does). A member started right after SIGKILL may find its
+# port still held by its dead self's connections (orphans with unsent data:
+# "bind: address already in use") and exit: it is started again on the same
+# port (the ranks' URL and the cluster's peer URL name it), until it stays up
+# or ETCD_START_LIMIT s pass by the clock. A suite that restarted a member once
+# and waited lost every later test to "rendezvous unreachable".
+etcd_member_restart() {
+	local i=$1 state=${2:-existing} end=$((SECONDS + ETCD_START_LIMIT)) p
+	etcd_member_start "$i" "$state"
+	until etcd_wait_up quiet; do
+		p=$(etcd_member_pid "$i")
+		if [ $SECONDS -lt "$end" ] && { [ -z "$p" ] || proc_gone "$p"; } &&
+		    grep -qi 'address already in use' "$ETCD_DIR/m$i.log" 2>/dev/null; then
+			echo "etcd.sh: member $i: its port still held after its restart: started again" >&2
+			# Its log is read again only for what the next start says.
+			mv -f "$ETCD_DIR/m$i.log" "$ETCD_DIR/m$i.log.$SECONDS"
+			[ "$state" = new ] && rm -rf "${ETCD_DIR:?}/m$i"
+			nap 0.5
+			etcd_member_start "$i" "$state"
+			continue
+		fi
+		echo "etcd.sh: member $i restarted: $ETCD_WHY; the logs' ends:" >&2
+		tail -n 20 "$ETCD_DIR"/m*.log* >&2 2>/dev/null
+		return 1
+	done
+}
+
 # etcdctl_ ARGS...: etcdctl against the members (bounded).
 etcdctl_() { etcdctl_at "$ETCD_SCHEME://${ETCD_ENDPOINTS//,/,$ETCD_SCHEME://}" "$@"; }
 # etcdctl_at ENDPOINTS ARGS...: the same against ENDPOINTS (scheme://host:port,...).

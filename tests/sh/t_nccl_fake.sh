@@ -176,7 +176,7 @@ testRestartedHelperTurnsNcclOff() {
 # store_empty_restart: the store killed and started again with nothing.
 store_empty_restart() {
 	if [ "$STORE" = etcd ]; then
-		etcd_kill 0; rm -rf "$ETCD_DIR/m0"; etcd_member_start 0 new; etcd_wait_up
+		etcd_kill 0; rm -rf "$ETCD_DIR/m0"; etcd_member_restart 0 new
 	else
 		redis_kill; redis_restart
 	fi
