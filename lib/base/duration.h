@@ -26,6 +26,9 @@ int ac_parse_duration(const char *s, long *ms, const char **why);
 long ac_now_ms(void);
 /* Microseconds of CLOCK_MONOTONIC (a collective's times, for the record). */
 int64_t ac_now_us(void);
+/* Microseconds of CLOCK_REALTIME: when something happened, to compare with
+ * a process's start time (lost.c). */
+int64_t ac_wall_us(void);
 
 /*
  * The poll(2) timeout until DEADLINE (ac_now_ms() time; -1: none): -1, or

@@ -21,7 +21,9 @@ ac_parse_uint(const char *s, long max, long *out, const char **why)
 	/* Digits only from here: the sole failure left is overflow. */
 	for (const char *p = s; *p != '\0'; p++) {
 		int d = *p - '0';
-		if (v > (max - d) / 10) {
+		/* d > max first: (max - d) / 10 rounds a negative toward 0,
+		 * and "2" passed a max of 1 (a bound of 2d taken for 1 day). */
+		if (d > max || v > (max - d) / 10) {
 			*why = "too large";
 			return -1;
 		}

@@ -54,3 +54,44 @@ ac_ttl_env(const char *var, long *secs, char *err, size_t errlen)
 	*secs = AC_TTL_DEFAULT;
 	return -1;
 }
+
+int
+ac_node_timeout_parse(const char *s, long *secs, const char **why)
+{
+	static const struct ac_unit units[] = {
+		{ "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 },
+	};
+	long v;
+
+	*secs = AC_NODE_TIMEOUT_DEFAULT;
+	if (s == NULL || *s == '\0')
+		return 0;
+	if (ac_parse_units(s, units, sizeof(units) / sizeof(units[0]), 86400,
+	    &v, "not a duration (seconds, or like 45s, 5m, 1h, 1d)", why) == -1) {
+		if (strcmp(*why, "too large") == 0)
+			*why = "too long (at most a day)";
+		return -1;
+	}
+	/* A beat every third of it, a look every eighth: under 3 s the
+	 * beats of a busy node would be late for the bound. */
+	if (v < 3) {
+		*why = "too short (at least 3 seconds)";
+		return -1;
+	}
+	*secs = v;
+	return 0;
+}
+
+int
+ac_node_timeout_env(long *secs, char *err, size_t errlen)
+{
+	const char *s = getenv("ACCELCTL_NODE_TIMEOUT"), *why;
+	char b[48];
+
+	if (ac_node_timeout_parse(s, secs, &why) == 0)
+		return 0;
+	snprintf(err, errlen, "invalid ACCELCTL_NODE_TIMEOUT='%s': %s",
+	    ac_shorten(s, b, sizeof(b)), why);
+	*secs = AC_NODE_TIMEOUT_DEFAULT;
+	return -1;
+}

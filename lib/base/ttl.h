@@ -1,4 +1,4 @@
-/* ttl.h: the rendezvous' key and lease lifetime (ACCELCTL_REDIS_TTL, ACCELCTL_ETCD_TTL), parsed once for every store. */
+/* ttl.h: the rendezvous' key and lease lifetime (ACCELCTL_REDIS_TTL, ACCELCTL_ETCD_TTL) and the liveness bound (ACCELCTL_NODE_TIMEOUT), parsed once for every store. */
 #ifndef ACCELCTL_TTL_H
 #define ACCELCTL_TTL_H
 
@@ -20,5 +20,18 @@ int ac_ttl_parse(const char *s, long *secs, const char **why);
  * every rank at once), and the helper keeps the default for a bad one.
  */
 int ac_ttl_env(const char *var, long *secs, char *err, size_t errlen);
+
+/* The liveness bound when none is set (ACCELCTL_NODE_TIMEOUT): a node
+ * silent this long is lost (rdvlive.c). */
+#define AC_NODE_TIMEOUT_DEFAULT 30L
+
+/*
+ * Parse S as the liveness bound in whole seconds, like a lifetime (a bare
+ * number, or 90s, 5m, 1h), at least 3 s (a beat each second) and at most a
+ * day. NULL or empty is the default. 0, or -1 with *WHY.
+ */
+int ac_node_timeout_parse(const char *s, long *secs, const char **why);
+/* The same from ACCELCTL_NODE_TIMEOUT, with ac_ttl_env's message. */
+int ac_node_timeout_env(long *secs, char *err, size_t errlen);
 
 #endif

@@ -58,6 +58,10 @@ struct ac_coll {
 	 * our own making: never published, it would stand for the real one. */
 	int		 xover;
 	char		 xmissing[256];		/* nodes not arrived, at our last look */
+	/* When the store last said which nodes are missing, or that a result
+	 * is not there (µs, wall clock; 0: never): a lost node fails this wait
+	 * only on what was read after its loss was known (lost.c). */
+	int64_t		 xlook_us;
 	char		*xfailed;		/* the transport gave up on it: why */
 	struct ac_ctime	 t;			/* its timing, for the record */
 };
@@ -147,6 +151,9 @@ struct ac_job {
 	void		(*aborting)(struct ac_job *);
 	/* A rank is gone (lost.c): the waits that need it end (exit 4). */
 	void		(*gone)(struct ac_job *);
+	/* The node of global rank R, as the rendezvous knows it (-1: not
+	 * known); NULL: none. A result whose source's node is lost fails. */
+	long		(*node_of)(const struct ac_job *, int64_t r);
 	const struct ac_xport *x;		/* set when the job spans nodes */
 	void		(*shaped)(struct ac_job *);	/* the shape became known */
 	/* The transport carries a one-node job too (ACCELCTL_TRANSPORT=nccl). */

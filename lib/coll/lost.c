@@ -44,11 +44,32 @@ ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
 	return 1;
 }
 
+int
+ac_lost_node(struct ac_job *j, long node, int64_t died_us, const char *text)
+{
+	struct ac_lost *l;
+
+	/* A node is lost once: the first news stays (its time, its words). */
+	for (l = j->lost; l != NULL; l = l->next)
+		if (l->rank < 0 && l->node == node)
+			return 0;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -1;
+	l->next = j->lost;
+	j->lost = l;
+	l->rank = -1;
+	l->node = node;
+	l->lrank = -1;
+	l->died_us = died_us;
+	snprintf(l->text, sizeof(l->text), "%s", text);
+	return 1;
+}
+
 const struct ac_lost *
 ac_lost_find(const struct ac_job *j, int64_t rank)
 {
 	for (const struct ac_lost *l = j->lost; l != NULL; l = l->next)
-		if (l->rank == rank)
+		if (l->rank == rank && rank >= 0)
 			return l;
 	return NULL;
 }
@@ -132,11 +153,56 @@ ac_lost_frontier(const struct ac_job *j, long lrank, int *full)
 	return f;
 }
 
+/* Does the list "0, 3, 7" (xmissing) hold NODE? */
+static int
+listed(const char *list, long node)
+{
+	for (const char *p = list; *p != '\0';) {
+		char *end;
+		long n = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		if (n == node)
+			return 1;
+		for (p = end; *p == ',' || *p == ' '; p++)
+			;
+	}
+	return 0;
+}
+
+/*
+ * Does C need lost node L? Only on what the store said after L was known
+ * lost: an arrival or a result it left before it died is in the store, and
+ * an older look may not show it (the barrier then completes, as it should).
+ */
+static int
+needs_node(const struct ac_job *j, const struct ac_coll *c,
+    const struct ac_lost *l)
+{
+	if (c->scope != AC_SCOPE_JOB || j->nnodes <= 1)
+		return 0;
+	/* This node declared lost by the others: they have left every wait
+	 * across nodes that needs it, and will not wait for it again. */
+	if (l->node == j->node)
+		return 1;
+	if (c->xlook_us < l->died_us)
+		return 0;
+	if (c->op == AC_OP_BARRIER)
+		return listed(c->xmissing, l->node);
+	return c->src == AC_SRC_NONE && j->node_of != NULL &&
+	    j->node_of(j, c->source) == l->node;
+}
+
 /* Does C need gone rank L? */
 static int
 needs(const struct ac_job *j, const struct ac_coll *c, const struct ac_lost *l)
 {
-	long lr = local_of(j, l);
+	long lr;
+
+	if (l->rank < 0)
+		return needs_node(j, c, l);
+	lr = local_of(j, l);
 
 	if (c->op == AC_OP_BARRIER) {
 		if (lr >= 0)

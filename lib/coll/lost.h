@@ -11,7 +11,9 @@ struct ac_coll;
  * helper that watched it), or its node's helper turned it away. */
 struct ac_lost {
 	struct ac_lost	*next;
-	int64_t		 rank;		/* global */
+	/* Global; -1: a whole node (NODE), silent past the liveness bound
+	 * (rdvlive.c): every rank of it. */
+	int64_t		 rank;
 	long		 node, lrank;	/* its node and local rank, -1 not known */
 	int64_t		 died_us;	/* wall clock, µs: when it was seen gone */
 	char		 text[512];	/* "rank 3 (node 0) exited with 7" */
@@ -33,6 +35,16 @@ struct ac_lost {
  */
 int ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
     int64_t died_us, const char *text, const char *frontier, int full);
+
+/*
+ * Remember that NODE is lost as a whole since DIED_US (wall clock, µs: when
+ * this helper learnt it), TEXT for its waiters. Its waits are those of
+ * barriers across nodes that the store, read after DIED_US, says it has not
+ * arrived at, and results whose source is on it that were not there when
+ * read after DIED_US (xlook_us); this node itself lost: every wait across
+ * nodes. 1 news, 0 known already, -1 no memory.
+ */
+int ac_lost_node(struct ac_job *j, long node, int64_t died_us, const char *text);
 
 /* Local rank LRANK's frontier (struct ac_lost) from J's counters: a
  * malloc'ed string (NULL on no memory) and *FULL. */

@@ -207,6 +207,18 @@ keyname(char *buf, size_t len, const char *kind, const char *key, int64_t gen)
 		snprintf(buf, len, "%s%s/%s/%" PRId64 "/", X.prefix, kind, key, gen);
 }
 
+/* A protocol key's (store.h): one that begins with '~' is quiet, outside
+ * the run's watched prefix (qRUN/ beside rRUN/): no node's watch streams
+ * it (the beats: one write each, not one event per node). */
+static void
+proto_key(char *buf, size_t len, const char *key)
+{
+	if (key[0] == '~')
+		snprintf(buf, len, "%sq%ld/%s", X.base, X.runid->run, key + 1);
+	else
+		keyname(buf, len, key, NULL, 0);
+}
+
 static void
 arr_key(char *buf, size_t len, const char *key, int64_t gen, long node)
 {
@@ -1343,7 +1355,7 @@ event(json_t *ev)
 		ac_rdvjoin_closed();
 	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
 	    strncmp(rest, "ping/", 5) == 0 || strncmp(rest, "lost/", 5) == 0 ||
-	    strncmp(rest, "where/", 6) == 0 ||
+	    strncmp(rest, "where/", 6) == 0 || strncmp(rest, "dead/", 5) == 0 ||
 	    strcmp(rest, "abort") == 0) && !del)
 		ac_rdvproto_told(rest, v, vl);	/* the protocol's keys */
 out:
@@ -1796,7 +1808,7 @@ s_put(const char *key, const void *v, size_t len, int flags, ac_store_cb *cb,
 	}
 	if (o != NULL)
 		*o = (struct sop){ cb, priv };
-	keyname(k, sizeof(k), key, NULL, 0);
+	proto_key(k, sizeof(k), key);
 	if (flags & AC_PUT_ABSENT)
 		json_array_append_new(cmp, ej_cmp_absent(k));
 	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(k,
@@ -1838,7 +1850,7 @@ s_get(const char *key, ac_store_cb *cb, void *priv)
 		return;
 	}
 	*o = (struct sop){ cb, priv };
-	keyname(k, sizeof(k), key, NULL, 0);
+	proto_key(k, sizeof(k), key);
 	if (ac_econn_call("/v3/kv/range", json_pack("{s:o}", "key", ej_b64s(k)),
 	    on_sget, o) == -1) {
 		free(o);

@@ -23,5 +23,9 @@ void ac_gone_events(const struct pollfd *pfd, int n);
 /* Work due at NOW (ms): ms until it is due again, or -1. */
 long ac_gone_timer(long now);
 void ac_gone_stop(void);
+/* Does a rank's process (its root) that this helper watches still run? A
+ * helper of a job across nodes stays while one does: its beat is its node's
+ * liveness (rdvlive.c), and an idle exit would read as a dead node. */
+int  ac_gone_live_roots(void);
 
 #endif

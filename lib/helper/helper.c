@@ -167,7 +167,15 @@ timers(void)
 	/* Only clients that wait keep the helper: a connection that holds
 	 * half a frame or says nothing does not. */
 	if (ac_hconn_timers(now, &next) == 0) {
-		long idle_end = ac_hs.idle_since + D.idle_ms;
+		long idle_end;
+
+		/* Across nodes, a rank's process still running is a job still
+		 * running here: the beat goes on (gone.h), whatever the idle
+		 * period; once they have all ended, it counts from then. */
+		if (ac_hs.job.x != NULL && ac_hs.job.nnodes > 1 &&
+		    ac_gone_live_roots())
+			ac_hs.idle_since = now;
+		idle_end = ac_hs.idle_since + D.idle_ms;
 		if (now >= idle_end)
 			ac_hs.stop = 1;
 		else if (next < 0 || idle_end < next)

@@ -228,11 +228,16 @@ ac_transport_check(const char *url, const char *password_file, char *err,
 {
 	const struct row *r = by_scheme(url);
 
+	long secs;
+
 	if (r == NULL) {
 		no_scheme(url, err, errlen);
 		return -1;
 	}
-	return r->check != NULL ? r->check(url, password_file, err, errlen) : 0;
+	if (r->check != NULL && r->check(url, password_file, err, errlen) == -1)
+		return -1;
+	/* The liveness bound is every store's (rdvlive.c). */
+	return ac_node_timeout_env(&secs, err, errlen);
 }
 
 int

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "duration.h"
 #include "history.h"
 #include "fails.h"
 #include "rdvarr.h"
@@ -211,6 +212,7 @@ ac_rdvarr_settle(const char *key, int64_t gen)
 		return;
 	c = ac_job_find(A.job, key, gen);
 	c->xmissing[0] = '\0';
+	c->xlook_us = ac_wall_us();
 	for (long node = 0; node < A.job->nnodes; node++) {
 		if (a->fails[node] != NULL)
 			continue;

@@ -33,6 +33,7 @@
 #include "rdvarr.h"
 #include "rdvjoin.h"
 #include "rdvkeep.h"
+#include "rdvlive.h"
 #include "xvalue.h"
 
 #define KEY_MAX 64
@@ -53,6 +54,9 @@
  */
 #define LOOK_LEAD_MS	1500
 #define LOOK_MAX_MS	10000
+/* Once a node is lost, a collective posted is looked at this soon: whether
+ * it waits for that node (exit 4) is known then. */
+#define LOST_LOOK_MS	300
 
 /* A collective this node posted to the store (an arrival, a read of a
  * result): those are what a look is about. */
@@ -242,6 +246,46 @@ ac_rdvproto_node(long node)
 	    P.nodes[node] : NULL;
 }
 
+/* The node whose name ("host: ranks 4, 5") lists global rank R, or -1
+ * (not known: a node whose ranks have not all said who they are). */
+static long
+node_of(const struct ac_job *j, int64_t r)
+{
+	for (long n = 0; P.nodes != NULL && n < j->nnodes; n++) {
+		const char *p = P.nodes[n] != NULL ? strstr(P.nodes[n], ": rank") : NULL;
+
+		if (p == NULL)
+			continue;
+		for (p += 6; *p != '\0';) {
+			char *end;
+			long long v;
+
+			while (*p == 's' || *p == ' ' || *p == ',')
+				p++;
+			v = strtoll(p, &end, 10);
+			if (end == p)
+				break;
+			if (v == r)
+				return n;
+			p = end;
+		}
+	}
+	return -1;
+}
+
+static void
+on_listed_dead(const char *key, const char *v, size_t len)
+{
+	(void)ac_rdvlive_told(key, v, len);
+}
+
+/* rdvlive.c's: a node is lost; what the waits miss is read now. */
+static void
+look_now(void)
+{
+	ac_rdvproto_look_in(0);
+}
+
 /* Read the names of the nodes missing at our waits that we cannot name
  * (their told put came before we followed the run's events); 1 if any. */
 static int
@@ -280,6 +324,8 @@ ac_rdvproto_timer(long now)
 	if ((n = names_timer(now)) >= 0 && (t < 0 || n < t))
 		t = n;
 	if ((n = look_timer(now)) >= 0 && (t < 0 || n < t))
+		t = n;
+	if ((n = ac_rdvlive_timer(now)) >= 0 && (t < 0 || n < t))
 		t = n;
 	return t;
 }
@@ -339,6 +385,9 @@ ac_rdvproto_posted(const struct ac_coll *c)
 		/* Its lines are its own: a look for another collective's
 		 * line (look_by) does not stand for one before its own. */
 		P.last_look = 0;
+		/* A node is lost: whether this one misses it is read now. */
+		if (ac_rdvlive_any_lost())
+			ac_rdvproto_look_in(LOST_LOOK_MS);
 	}
 	return 0;
 }
@@ -752,6 +801,8 @@ ac_rdvproto_init(struct ac_job *j, struct ac_runid *rid,
 	ac_rdvjoin_init(j, rid, s, in_run);
 	ac_rdvkeep_init(j, ac_rdvproto_elsewhere);
 	ac_rdvarr_init(j);
+	ac_rdvlive_init(j, s, look_now);
+	j->node_of = node_of;
 	P.rdv = (struct ac_rdv){ x, r_join, r_off, r_quiet, r_resync };
 	/* Not the lineage's nonce: a restarted helper must see its joined
 	 * key as another's, and this process its own after a reconnect. */
@@ -775,6 +826,9 @@ ac_rdvproto_stop(void)
 	}
 	ac_rdvkeep_stop();
 	ac_rdvarr_stop();
+	ac_rdvlive_stop();
+	if (P.job != NULL)
+		P.job->node_of = NULL;
 	memset(&P, 0, sizeof(P));
 }
 
@@ -801,10 +855,15 @@ ac_rdvproto_up(void)
 	/* This node's gone ranks, told again (a store that lost them), and
 	 * the others' where the store can list them. */
 	for (const struct ac_lost *l = P.job->lost; l != NULL; l = l->next)
-		if (l->node == P.job->node)
+		if (l->node == P.job->node && l->rank >= 0)
 			ac_rdvproto_lost(P.job, l);
 	if (P.st->list != NULL)
 		P.st->list("lost/", on_listed_lost);
+	/* The nodes found lost while we were away (a store that streams its
+	 * events from the run's start brings them again). */
+	if (P.st->list != NULL)
+		P.st->list("dead/", on_listed_dead);
+	ac_rdvlive_up();
 	P.names_delay = NAMES_FIRST_MS;
 	P.next_names = ac_now_ms();
 	send_off();
@@ -836,6 +895,8 @@ ac_rdvproto_told(const char *key, const char *v, size_t len)
 		on_lost(key, v, len);
 	else if (strncmp(key, "where/", 6) == 0)
 		set_waits(atol(key + 6), v, len);
+	else if (ac_rdvlive_told(key, v, len))
+		;
 	else if (strcmp(key, "nccl/id") == 0 && P.joined != NULL) {
 		P.join_pending = 0;
 		deliver("id", v, len);

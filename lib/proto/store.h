@@ -19,6 +19,11 @@
 
 struct ac_coll;
 
+/* A key that begins with '~' is quiet: no node follows its events (etcd
+ * keeps it outside the watched prefix; Redis streams only told puts). The
+ * beats (rdvlive.c) are: a write each, not an event for every node. */
+#define AC_KEY_QUIET	'~'
+
 /* put's flags. */
 #define AC_PUT_ABSENT	0x1	/* only where the key does not exist */
 #define AC_PUT_TELL	0x2	/* every node's store reads an event of it (rdvproto_told) */

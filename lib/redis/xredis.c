@@ -587,6 +587,7 @@ note_missing(struct ac_coll *c, const char *bits, size_t len)
 	size_t n = 0;
 
 	c->xmissing[0] = '\0';
+	c->xlook_us = ac_wall_us();
 	for (long node = 0; node < X.job->nnodes; node++) {
 		if (arrived_slot(bits, len, node) ||
 		    n >= sizeof(c->xmissing) - 24)
@@ -607,6 +608,11 @@ on_look_done(redisReply *reply, void *priv)
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
 	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done)
 		ac_rdvproto_deliver(r->key, r->gen, reply->str, reply->len);
+	else if (reply != NULL && reply->type == REDIS_REPLY_NIL &&
+	    (c = ac_job_find(X.job, r->key, r->gen)) != NULL && !c->done &&
+	    c->op != AC_OP_BARRIER)
+		/* Not there when read: a lost source's node never wrote it. */
+		((struct ac_coll *)c)->xlook_us = ac_wall_us();
 	free(r);
 }
 

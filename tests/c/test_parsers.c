@@ -25,6 +25,9 @@ test_uint(void)
 	CHECK(ac_parse_uint("0", 10, &v, &why) == 0 && v == 0);
 	CHECK(ac_parse_uint("007", 10, &v, &why) == 0 && v == 7);
 	CHECK(ac_parse_uint("10", 10, &v, &why) == 0 && v == 10);
+	CHECK(ac_parse_uint("5", 3, &v, &why) == -1);
+	CHECK(ac_parse_uint("3", 3, &v, &why) == 0 && v == 3);
+	CHECK(ac_parse_uint("2", 1, &v, &why) == -1);
 	CHECK(ac_parse_uint("11", 10, &v, &why) == -1);
 	CHECK_STR(why, "too large");
 	CHECK(ac_parse_uint("99999999999999999999", LONG_MAX, &v, &why) == -1);
@@ -60,6 +63,27 @@ test_ttl(void)
 	CHECK(ac_ttl_parse("3650d", &v, &why) == 0 && v == 315360000);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(ac_ttl_parse(bad[i], &v, &why) == -1 && why != NULL);
+}
+
+static void
+test_node_timeout(void)
+{
+	static const char *const bad[] = { "abc", "0", "2", "2s", "1.5", "1ms",
+	    "2d", "25h", "86401", " 5", "99999999999999999999" };
+	const char *why;
+	long v;
+
+	CHECK(ac_node_timeout_parse(NULL, &v, &why) == 0 &&
+	    v == AC_NODE_TIMEOUT_DEFAULT);
+	CHECK(ac_node_timeout_parse("", &v, &why) == 0 && v == 30);
+	CHECK(ac_node_timeout_parse("3", &v, &why) == 0 && v == 3);
+	CHECK(ac_node_timeout_parse("45s", &v, &why) == 0 && v == 45);
+	CHECK(ac_node_timeout_parse("5m", &v, &why) == 0 && v == 300);
+	CHECK(ac_node_timeout_parse("24h", &v, &why) == 0 && v == 86400);
+	CHECK(ac_node_timeout_parse("1d", &v, &why) == 0 && v == 86400);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(ac_node_timeout_parse(bad[i], &v, &why) == -1 && why != NULL &&
+		    v == AC_NODE_TIMEOUT_DEFAULT);
 }
 
 static void
@@ -408,6 +432,7 @@ main(void)
 {
 	test_uint();
 	test_ttl();
+	test_node_timeout();
 	test_shorten();
 	test_slurm();
 	test_args();

@@ -119,4 +119,44 @@ testRestartUnderTheSameJobId() {
 	assertEquals "nobody passed two in the first attempt" 0 "$(grep -c ' 0$' "$out/done")"
 }
 
+# Two agents (c10d), as on two nodes; after a first barrier one node dies whole:
+# its agent, its worker and its helper SIGKILLed together. torchrun's agents do
+# not watch each other while workers run; accelctl's liveness does: the
+# survivor's worker, at a second barrier (--timeout 300s), exits 4 within the
+# bound (ACCELCTL_NODE_TIMEOUT=6s here), naming the node. The node that dies is
+# the agent started second: the first hosts the c10d store (it bound the port
+# first), whose loss the survivor's agent would notice on its own at its next
+# look (5 s), and kill its worker. ($BASHPID, not $$: torchrun substitutes its
+# macros in a --no_python command, "$$" becoming "$".)
+testNodeDiesWhole() {
+	local out; out=$(scratch)/dies; mkdir -p "$out"
+	local port n pids=""; port=$(free_port)
+	for n in 0 1; do
+		# shellcheck disable=SC2086
+		torch_env ACCELCTL_NODE_TIMEOUT=6s DIE=$n timeout 300 torchrun --nnodes 2 --nproc_per_node 1 \
+			--rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "dies-$port" \
+			$TORCHRUN_FIX --no_python bash -c '
+			accelctl barrier --timeout 120s one || exit
+			if [ "$DIE" = 1 ]; then
+				echo ${EPOCHREALTIME/[.,]/} >'"$out"'/killed.us
+				kill -9 $PPID $(cat "$ACCELCTL_RUNTIME_DIR"/*.node$GROUP_RANK.pid) $BASHPID
+			fi
+			accelctl barrier --timeout 300s two; r=$?
+			echo "two=$r $(( (${EPOCHREALTIME/[.,]/} - $(cat '"$out"'/killed.us)) / 1000 ))" >>'"$out"'/result
+			exit $r' >"$out/stdout.$n" 2>"$out/stderr.$n" &
+		pids="$pids $!"
+		[ $n = 0 ] && eventually 60 listening "$port"
+	done
+	# Once the survivor's worker has exited, its agent is not waited for: it
+	# holds on to its exit barrier and rendezvous (past 300 s, measured).
+	eventually 120 test -s "$out/result" || tail -n 20 "$out"/stderr.* "$(scratch)"/rt/*.log >&2
+	kill $pids 2>/dev/null
+	for p in $pids; do wait "$p"; done
+	assertContains "the survivor's worker exits 4: $(tail -n 5 "$out"/stderr.0)" \
+		"$(cat "$out/result" 2>/dev/null)" "two=4 "
+	assertContains "$(cat "$out/stderr.0")" "lost: node "
+	assertContains "$(cat "$out/stderr.0")" "is gone: no sign of life"
+	echo "node death to the survivor's exit under torchrun (bound 6 s): $(sed -n 's/two=4 //p' "$out/result") ms" >&2
+}
+
 load_shunit2

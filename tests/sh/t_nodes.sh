@@ -1,0 +1,208 @@
+# t_nodes.sh: node liveness (lib/proto/rdvlive.c): a node that dies whole (its helper
+# and its ranks SIGKILLed together) is named within ACCELCTL_NODE_TIMEOUT and every
+# rank that waits for it, then or later, exits 4; a slow node, a stalled store and a
+# replaced helper are not dead nodes. Over Redis (ctest sh.nodes) or etcd
+# (sh.nodes_etcd: NODES_STORE=etcd). Most tests shorten the bound to a few seconds;
+# testDefaultBound waits the default 30 s once.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/redis.sh"
+. "$(dirname "$0")/etcd.sh"
+
+STORE=${NODES_STORE:-redis}
+case $STORE in
+redis | etcd) ;;
+*) echo "NODES_STORE: expected redis or etcd" >&2; exit 1 ;;
+esac
+
+oneTimeSetUp() {
+	if [ "$STORE" = etcd ]; then
+		"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
+		etcd_start 1
+		RDV=$ETCD_URL
+	else
+		redis_start
+		RDV=unix://$REDIS_SOCK
+	fi
+}
+oneTimeTearDown() { if [ "$STORE" = etcd ]; then etcd_stop; else redis_stop; fi; }
+
+# nodes NODES RANKS BOUND CMD...: launch across NODES simulated nodes through the
+# store, with ACCELCTL_NODE_TIMEOUT=BOUND ("" for the default).
+nodes() {
+	local n=$1 r=$2 bound=$3 vars=(); shift 3
+	[ -n "$bound" ] && vars+=("ACCELCTL_NODE_TIMEOUT=$bound")
+	RUN_LIMIT=${RUN_LIMIT:-240} run ACCELCTL_RENDEZVOUS="$RDV" "${vars[@]}" -- \
+		launch --nnodes "$n" -n "$r" --tag -- "$@"
+}
+
+# What the ranks of the last node run to die with it, whole: its helper SIGKILLed
+# first (by local rank 0, which records when in D/killed.us), then every rank,
+# so that nobody tells the others (launch's news of the ranks' ends goes to
+# that node's helper, dead).
+mark_and_die() {
+	printf '%s' '
+		if [ $ACCELCTL_NODE_RANK = $((ACCELCTL_NNODES - 1)) ]; then
+			if [ $ACCELCTL_LOCAL_RANK = 0 ]; then
+				echo ${EPOCHREALTIME/[.,]/} >'"$1"'/killed.us
+				kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid)
+				touch '"$1"'/helper.killed
+			else
+				until [ -e '"$1"'/helper.killed ] || [ $SECONDS -gt 60 ]; do sleep 0.05; done
+			fi
+			kill -9 $$
+		fi'
+}
+
+# A node dies whole after a first barrier: the others, at a second one, exit 4
+# within the bound (6 s here), naming the node, its host and its silence; a
+# third barrier later in the run ends at once the same way.
+testDeadNodeNamed() {
+	local d; d=$(scratch)/dead; mkdir -p "$d"
+	nodes 3 2 6s bash -c '
+		accelctl barrier one || exit
+		'"$(mark_and_die "$d")"'
+		accelctl barrier --timeout 120s two; r=$?
+		echo "two=$r $(( (${EPOCHREALTIME/[.,]/} - $(cat '"$d"'/killed.us)) / 1000 ))ms"
+		s=${EPOCHREALTIME/[.,]/}
+		accelctl barrier --timeout 120s three; r=$?
+		echo "three=$r $(( (${EPOCHREALTIME/[.,]/} - s) / 1000 ))ms"'
+	assertEquals "the 4 ranks of nodes 0 and 1 exit 4 at two (out: $out; err: $err)" 4 \
+		"$(printf '%s\n' "$out" | grep -c 'two=4 ')"
+	assertEquals "and at three" 4 "$(printf '%s\n' "$out" | grep -c 'three=4 ')"
+	assertContains "$err" "'two': lost: node 2 (host $(hostname)"
+	assertContains "$err" "is gone: no sign of life for"
+	assertNotContains "$err" "never connected"
+	echo "death to exit (ms), bound 6 s: $(printf '%s\n' "$out" | sed -n 's/.*two=4 //p' | tr '\n' ' ')" >&2
+}
+
+# A node that arrived at a barrier and then died is in it: the barrier passes
+# for the others, who come after its loss is known; the next one ends with 4.
+testArrivedThenDiedPasses() {
+	local d; d=$(scratch)/arr; mkdir -p "$d"
+	nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 2 ]; then
+			accelctl barrier --timeout 120s two &
+			until accelctl status 2>/dev/null | grep -q "waiting for node" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid) $! $$
+		fi
+		# Nodes 0 and 1 come once node 2 is known lost (its log says so).
+		until grep -q "node 2 .* is gone" $ACCELCTL_RUNTIME_DIR/*.log 2>/dev/null || [ $SECONDS -gt 90 ]; do sleep 0.2; done
+		accelctl barrier --timeout 120s two; echo "two=$?"
+		accelctl barrier --timeout 120s three; echo "three=$?"'
+	assertEquals "two passes on node 2's arrival (out: $out; err: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertEquals "three ends with 4" 2 "$(printf '%s\n' "$out" | grep -c 'three=4$')"
+}
+
+# The result of a rank on a node that died whole (on-process --wait): its
+# waiters on the other nodes exit 4, naming the node.
+testResultSourceNodeDies() {
+	local d; d=$(scratch)/res; mkdir -p "$d"
+	nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 2 ]; then kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid) $$; fi
+		accelctl on-process 2 --wait --timeout 120s -- true; echo "wait=$?"'
+	assertEquals "the waiters exit 4 (out: $out; err: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'wait=4$')"
+	assertContains "$err" "node 2 (host"
+}
+
+# Dead is not slow: a node whose helper lives but whose rank comes four bounds
+# late (12 s at a bound of 3 s) is waited for, and everyone passes.
+testSlowIsNotDead() {
+	nodes 3 1 3s bash -c '
+		accelctl barrier one || exit
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 12
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "every rank passes (err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+
+# A replaced helper is not a dead node: node 1's helper SIGKILLed while its
+# rank waits (as the OOM killer does it) comes back through its rank, within
+# the bound; nobody is lost, and the barrier passes once node 2 arrives, two
+# bounds later.
+testReplacedHelperKeepsPlace() {
+	local d; d=$(scratch)/oom; mkdir -p "$d"
+	nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			  kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); touch '"$d"'/killed ) &
+		fi
+		if [ $ACCELCTL_NODE_RANK = 2 ]; then
+			until [ -e '"$d"'/killed ] || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			sleep 8
+		fi
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "every rank passes (err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+
+# An idle helper keeps its node alive while its job runs: node 1's rank works
+# for 12 s between two barriers, four bounds and six idle periods
+# (ACCELCTL_HELPER_IDLE=2s); its helper stays (its rank's process runs) and
+# beats, so node 0, waiting, passes when node 1 comes.
+testIdleHelperStaysWhileRankRuns() {
+	nodes 2 1 3s env ACCELCTL_HELPER_IDLE=2s bash -c '
+		accelctl barrier one || exit
+		[ $ACCELCTL_NODE_RANK = 1 ] && sleep 12
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "both pass (err: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+
+# A store that stalls for longer than the bound (SIGSTOP, 3 bounds) is not a
+# dead node: once it answers, every node has a whole bound again, and the
+# barrier passes.
+testStalledStoreIsNotDeath() {
+	local d; d=$(scratch)/stall; mkdir -p "$d"
+	( eventually 60 test -e "$d/waiting" &&
+	  if [ "$STORE" = etcd ]; then p=$(etcd_member_pid 0); else p=$(redis_pid); fi &&
+	  kill -STOP "$p" && sleep 9 && kill -CONT "$p"; touch "$d/resumed" ) &
+	nodes 3 1 3s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 2 ]; then
+			until [ -e '"$d"'/resumed ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
+		elif [ $ACCELCTL_NODE_RANK = 0 ]; then
+			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			  touch '"$d"'/waiting ) &
+		fi
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	wait
+	assertEquals "every rank passes (err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+
+# The default bound (30 s), really waited for once: a node that dies whole is
+# named within it, not at the deadline.
+testDefaultBound() {
+	local d; d=$(scratch)/def; mkdir -p "$d"
+	nodes 2 1 "" bash -c '
+		accelctl barrier one || exit
+		'"$(mark_and_die "$d")"'
+		accelctl barrier --timeout 300s two; r=$?
+		echo "two=$r $(( (${EPOCHREALTIME/[.,]/} - $(cat '"$d"'/killed.us)) / 1000 ))ms"'
+	assertEquals "node 0 exits 4 (out: $out; err: $err)" 1 "$(printf '%s\n' "$out" | grep -c 'two=4 ')"
+	assertContains "$err" "(ACCELCTL_NODE_TIMEOUT 30s)"
+	local ms; ms=$(printf '%s\n' "$out" | sed -n 's/.*two=4 \([0-9]*\)ms/\1/p')
+	echo "death to exit at the default bound: ${ms} ms" >&2
+	# The bound applied: silent for 22.5 s of the watcher's clock (the bound
+	# less two reads) since its last beat was first read, which came up to
+	# 10 s before the kill; not the deadline (300 s) either. No verdict on
+	# speed: a busy machine only adds to the first figure.
+	assertTrue "named 12.5 s after the kill at the soonest (${ms} ms)" "[ ${ms:-0} -ge 12000 ]"
+	assertTrue "named well before the deadline (${ms} ms)" "[ ${ms:-999999} -lt 200000 ]"
+}
+
+# A bad bound is a usage error on every rank, before anything waits.
+testBadBound() {
+	nodes 2 1 abc accelctl barrier x
+	assertContains "$err" "invalid ACCELCTL_NODE_TIMEOUT='abc'"
+	assertEquals "exit 2 (err: $err)" 2 "$rc"
+	nodes 2 1 1s accelctl barrier x
+	assertContains "$err" "too short (at least 3 seconds)"
+	nodes 2 1 25h accelctl barrier x
+	assertContains "$err" "too long (at most a day)"
+}
+
+. shunit2
