@@ -33,6 +33,11 @@
 #   etcd (3 members on loopback): a member SIGKILLed and restarted, or
 #     SIGSTOPped 2 s, the leader half the time; del --prefix of the job's
 #     keys; one of the helpers' leases revoked; a node helper's kill -9.
+# At the end, node 1 dies: SIGKILLed whole, helper and ranks (Redis), or
+#   SIGSTOPped for two liveness bounds and resumed (etcd; CHAOS_NODE_FAULT=kill,
+#   stop or none for both); every rank alive must then exit 4 at a barrier that
+#   needs node 1, never 124. The helpers run with ACCELCTL_NODE_TIMEOUT=10s
+#   (CHAOS_NODE_BOUND): none of the store's faults may get a node declared lost.
 # Helpers are killed only in the first 45% of the run. Then the control word
 # "quiet" makes every rank broadcast 1 MiB twenty times (a barrier after
 # each), which fills what a helper keeps to post again (16 MiB), and pause
@@ -90,6 +95,11 @@ SHUNIT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/chaos.XXXXXX") || exit 1
 . "$here/chaos/check.sh"
 
 STALL=${CHAOS_STALL:-50}
+# The liveness bound of the run's helpers: every fault of the store (a stall,
+# a restart empty, a member's loss) must pass without a node declared lost,
+# and the node that dies at the end is named within it.
+CHAOS_NODE_BOUND=${CHAOS_NODE_BOUND:-10}
+NODE_FAULT=${CHAOS_NODE_FAULT:-auto}
 SLOW=${CHAOS_SLOW:-10000}
 RSS_SLACK=${CHAOS_RSS_SLACK_KIB:-4096}
 FD_SLACK=${CHAOS_FD_SLACK:-2}
@@ -233,6 +243,68 @@ report() {
 	KEEP=1
 }
 
+# node_fault_of: how node 1 dies at the end of this store's run: killed whole
+# (Redis) or stopped for two bounds and resumed (etcd), CHAOS_NODE_FAULT=kill,
+# stop or none for every store.
+node_fault_of() {
+	case ${NODE_FAULT:-auto} in
+	auto) [ "$STORE" = redis ] && echo kill || echo stop ;;
+	*) echo "$NODE_FAULT" ;;
+	esac
+}
+
+# node_pids NODE: every process of that node of our job (the ranks, their
+# timeout wrappers and shells, its helper): those whose environment names its
+# runtime directory. Its whole process tree, as a node that dies loses it.
+node_pids() {
+	local f p
+	for f in /proc/[0-9]*/environ; do
+		p=${f#/proc/}; p=${p%/environ}
+		tr '\0' '\n' 2>/dev/null <"$f" | grep -qxF "ACCELCTL_RUNTIME_DIR=$CD/n$1" && printf '%s ' "$p"
+	done
+}
+
+# node_fault: the end of the run. The ranks hear "die"; once node 1's are ready
+# (chaos/rank.sh: dying), node 1 is SIGKILLed whole, or SIGSTOPped for two
+# bounds and resumed. Every rank alive then waits at a barrier that needs node
+# 1 and must exit 4 (rank.sh checks it, and that none is 124). WHY: a failure.
+# The time from the fault to node 0's ranks' exit is printed.
+node_fault() {
+	local i=0 how pids t_fault ms
+	WHY=""
+	how=$(node_fault_of)
+	want die
+	until [ -e "$CD/dying.2" ] && [ -e "$CD/dying.3" ]; do
+		over; [ -z "$WHY" ] || return
+		[ $i -lt 1800 ] || { WHY="node 1's ranks never got to the node's death (90 s)"; return; }
+		sleep 0.05; i=$((i + 1))
+	done
+	pids=$(node_pids 1)
+	t_fault=$(chaos_us)
+	if [ "$how" = kill ]; then
+		# shellcheck disable=SC2086
+		kill -9 $pids 2>/dev/null
+		echo "$t_fault node-kill 1 $(chaos_us) node 1 SIGKILLed whole (pids $pids)" >>"$CD/faults"
+		: >"$CD/resumed"
+	else
+		# shellcheck disable=SC2086
+		kill -STOP $pids 2>/dev/null
+		sleep $((2 * CHAOS_NODE_BOUND))
+		: >"$CD/resumed"
+		# shellcheck disable=SC2086
+		kill -CONT $pids 2>/dev/null
+		echo "$t_fault node-stop 1 $(chaos_us) node 1 SIGSTOPped $((2 * CHAOS_NODE_BOUND)) s whole, resumed (pids $pids)" >>"$CD/faults"
+	fi
+	i=0
+	until [ -e "$CD/rc.0" ] && [ -e "$CD/rc.1" ]; do
+		over; [ -z "$WHY" ] || return
+		[ $i -lt 3600 ] || { WHY="node 0's ranks did not leave the dead node's barrier in 180 s"; return; }
+		sleep 0.05; i=$((i + 1))
+	done
+	ms=$(awk -v t="$t_fault" '$2 == "d" { print int(($4 - t) / 1000) }' "$CD/log.0" 2>/dev/null)
+	echo "  node 1 $how: node 0's ranks exited 4 ${ms:-?} ms after it (ACCELCTL_NODE_TIMEOUT ${CHAOS_NODE_BOUND}s)"
+}
+
 # run_store STORE: one chaos run over STORE; 0 when every check held.
 run_store() {
 	STORE=$1 CD=$SHUNIT_TMPDIR/run.$1 JOB=chaos-$1-$$ PHASE=chaos PROGRESS=-1 PROGRESS_AT=$(chaos_us) SIZE_AT=0
@@ -257,7 +329,7 @@ run_store() {
 	# driver waits up to 2 minutes for an etcd member to answer again
 	# (chaos/faults.sh), while the ranks may wait at the quiet point with
 	# no call of ours (the sample must find the helper it will compare).
-	JOB_LIMIT=$((secs + 300)) JOB_ENV="ACCELCTL_HELPER_IDLE=30m CHAOS_TIMEOUT=60s CHAOS_RANK_SH=$here/chaos/rank.sh CHAOS_BLOB_BYTES=$CHAOS_BLOB_BYTES $MALLOC_ENV" \
+	JOB_LIMIT=$((secs + 300)) JOB_ENV="ACCELCTL_HELPER_IDLE=30m ACCELCTL_NODE_TIMEOUT=${CHAOS_NODE_BOUND}s CHAOS_TIMEOUT=60s CHAOS_RANK_SH=$here/chaos/rank.sh CHAOS_BLOB_BYTES=$CHAOS_BLOB_BYTES $MALLOC_ENV" \
 		job_start "$CD" 2 2 '. "$CHAOS_RANK_SH"'
 	t_quiet=$((T0 + secs * 450000)) t_end=$((T0 + secs * 1000000))
 	exec 4<"$CD/schedule"
@@ -301,7 +373,7 @@ run_store() {
 	exec 4<&-
 	if [ -z "$why" ]; then
 		PHASE=stopping
-		want stop
+		if [ "$NODE_FAULT" = none ]; then want stop; else node_fault; why=$WHY; fi
 		i=0
 		until [ "$(ls "$CD"/rc.* 2>/dev/null | wc -l)" = 4 ]; do
 			over; why=$WHY; [ -z "$why" ] || break
@@ -312,7 +384,10 @@ run_store() {
 	[ -z "$why" ] && { over; why=$WHY; }
 	if [ -z "$why" ]; then
 		for i in 0 1 2 3; do
-			[ "$(cut -d' ' -f1 "$CD/rc.$i")" = 0 ] || { why="rank $i exited $(cut -d' ' -f1 "$CD/rc.$i")"; break; }
+			# Node 1's ranks, killed with their node, end with SIGKILL.
+			[ "$(cut -d' ' -f1 "$CD/rc.$i")" = 0 ] ||
+				{ [ "$(node_fault_of)" = kill ] && [ $i -ge 2 ] && [ "$(cut -d' ' -f1 "$CD/rc.$i")" = 137 ]; } ||
+				{ why="rank $i exited $(cut -d' ' -f1 "$CD/rc.$i")"; break; }
 		done
 	fi
 	atend=""; [ -z "$why" ] && atend=1
@@ -331,6 +406,8 @@ node $n: a replaced helper skipped $i records of its own journal as bad, e.g. $(
 		done
 		helpers_sample; s2=("${SAMPLE[@]}")
 		for n in 0 1; do
+			# A node killed whole has no helper left to compare.
+			[ $n = 1 ] && [ "$(node_fault_of)" = kill ] && continue
 			set -- ${s1[n]} ${s2[n]}
 			echo "  node $n's helper: at the quiet point pid $1, $2 fds, $3 KiB; at the end pid ${4:-none}, ${5:-?} fds, ${6:-?} KiB"
 			if [ "$(helpers_of "$n")" != "$(helper_pid "$CD" "$n") " ]; then

@@ -60,12 +60,14 @@ one() {
 		[ "$R" = 0 ] && value "$I" "$a1" "$a2" >"$VAL.src" ;;
 	c)	[ "$R" = 0 ] && { want=$(cat "$FDIR/want"); printf '%s' "$want" >"$VAL.src"; } ;;
 	w|m) want=$a1 ;;
+	d) want=4 ;;
 	*) bad "unknown plan line" ;;
 	esac
 	echo "$I $op $(now)" >"$FDIR/cur.$R"
 	t0=$(now)
 	case $op in
 	b) accelctl barrier --timeout "$T" b ;;
+	d) accelctl barrier --timeout "$T" death ;;
 	s) accelctl barrier --timeout "$T" --status "${st[R]}" s ;;
 	v|c) if [ "$R" = 0 ]; then accelctl broadcast --timeout "$T" "$op" <"$VAL.src" >"$VAL"
 	   else accelctl broadcast --timeout "$T" "$op" </dev/null >"$VAL"; fi ;;
@@ -82,11 +84,11 @@ one() {
 	echo "$I $op $t0 $t1 $rc $want $got" >>"$LOG"
 	[ "$rc" = 124 ] && bad "waited to its deadline ($T): exit 124"
 	case $op in
-	b|s|w|m) [ "$rc" = "$want" ] || bad "exit $rc, expected $want" ;;
+	b|s|w|m|d) [ "$rc" = "$want" ] || bad "exit $rc, expected $want" ;;
 	v) [ "$rc" = 0 ] && [ "$got" = "$want" ] ||
 		bad "exit $rc, value sha $got of $(wc -c <"$VAL") bytes, expected $want of $((a1 < 0 ? 0 : a1 + ${#I} + 1))" ;;
 	c) [ "$rc" = 0 ] || bad "exit $rc"
-	   case $got in go|quiet|stop) ;; *) bad "control value '$got'" ;; esac ;;
+	   case $got in go|quiet|stop|die) ;; *) bad "control value '$got'" ;; esac ;;
 	esac
 	I=$((I + 1))
 	CTL=$got
@@ -114,6 +116,24 @@ quiet() {
 	done
 }
 
+# At "die" (the end of the run) a node dies (tests/chaos.sh, node_fault): the
+# ranks of node 1 say they are ready (dying.RANK) and wait; the driver kills
+# their node whole (helper and ranks), or stops it for two bounds and resumes
+# it. Every rank that lives then waits at one more barrier, which needs node
+# 1: it must exit 4 (lost), within the bound, never 124; node 1's own ranks,
+# resumed, learn that they were declared lost and exit 4 as well.
+dying() {
+	local n=0
+	if [ "$ACCELCTL_NODE_RANK" = 1 ]; then
+		: >"$FDIR/dying.$R"
+		until [ -e "$FDIR/resumed" ]; do
+			[ $n -lt 9000 ] || bad "neither killed nor resumed"
+			sleep 0.02; n=$((n + 1))
+		done
+	fi
+	one d
+}
+
 I=0 CTL=""
 exec 3<"$FDIR/plan"
 while read -r lag p1 p2 p3 p4 p5 <&3; do
@@ -123,6 +143,7 @@ while read -r lag p1 p2 p3 p4 p5 <&3; do
 	if [ "$p1" = c ]; then
 		case $CTL in
 		stop) exit 0 ;;
+		die) op=d; dying; exit 0 ;;
 		quiet) op=v; quiet ;;
 		esac
 	fi
