@@ -11,11 +11,16 @@
 STORE=${NODES_STORE:-redis}
 case $STORE in
 redis | etcd) ;;
-*) echo "NODES_STORE: expected redis or etcd" >&2; exit 1 ;;
+ha) . "$(dirname "$0")/sentinel.sh"; . "$(dirname "$0")/cluster.sh" ;;
+*) echo "NODES_STORE: expected redis, etcd or ha" >&2; exit 1 ;;
 esac
 
 oneTimeSetUp() {
-	if [ "$STORE" = etcd ]; then
+	if [ "$STORE" = ha ]; then
+		ha_start || { echo "no Sentinel set-up" >&2; exit 1; }
+		cl_start || { echo "no Cluster" >&2; exit 1; }
+		RDV=$RDV_SENTINEL
+	elif [ "$STORE" = etcd ]; then
 		"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
 		etcd_start 1
 		RDV=$ETCD_URL
@@ -24,7 +29,13 @@ oneTimeSetUp() {
 		RDV=unix://$REDIS_SOCK
 	fi
 }
-oneTimeTearDown() { if [ "$STORE" = etcd ]; then etcd_stop; else redis_stop; fi; }
+oneTimeTearDown() {
+	case $STORE in
+	etcd) etcd_stop ;;
+	ha) ha_stop; cl_stop ;;
+	*) redis_stop ;;
+	esac
+}
 
 # nodes NODES RANKS BOUND CMD...: launch across NODES simulated nodes through the
 # store, with ACCELCTL_NODE_TIMEOUT=BOUND ("" for the default).
@@ -57,7 +68,7 @@ mark_and_die() {
 # within the bound (6 s here), naming the node, its host and its silence; a
 # third barrier later in the run ends at once the same way.
 testDeadNodeNamed() {
-	local d; d=$(scratch)/dead; mkdir -p "$d"
+	local d; d=$(mktemp -d "$(scratch)/dead.XXXXXX")
 	nodes 3 2 6s bash -c '
 		accelctl barrier one || exit
 		'"$(mark_and_die "$d")"'
@@ -72,6 +83,7 @@ testDeadNodeNamed() {
 	assertContains "$err" "'two': lost: node 2 (host $(hostname)"
 	assertContains "$err" "is gone: no sign of life for"
 	assertNotContains "$err" "never connected"
+	[ -z "${NODES_DEBUG:-}" ] || echo "$err" >&2
 	echo "death to exit (ms), bound 6 s: $(printf '%s\n' "$out" | sed -n 's/.*two=4 //p' | tr '\n' ' ')" >&2
 }
 
@@ -204,5 +216,40 @@ testBadBound() {
 	nodes 2 1 25h accelctl barrier x
 	assertContains "$err" "too long (at most a day)"
 }
+
+# NODES_STORE=ha (ctest sh.nodes_ha): Redis behind Sentinel and Redis Cluster, as
+# sites run it. The same death named within the bound over each, and a failover
+# (the master SIGKILLed, a replica promoted) while nodes wait is no dead node.
+testDeadNodeNamedSentinel() { RDV=$RDV_SENTINEL testDeadNodeNamed; }
+testDeadNodeNamedCluster() { RDV=$RDV_CLUSTER testDeadNodeNamed; }
+testSentinelFailoverIsNotDeath() {
+	local d old; d=$(scratch)/fo; mkdir -p "$d"
+	old=$(ha_master)
+	( eventually 60 test -e "$d/waiting" && kill -9 "$(ha_pid "$(ha_name "$old")")" &&
+	  ha_wait_master_not "$old" 60 >/dev/null; touch "$d/failed-over" ) &
+	RDV=$RDV_SENTINEL nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 2 ]; then
+			until [ -e '"$d"'/failed-over ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
+			sleep 5
+		elif [ $ACCELCTL_NODE_RANK = 0 ]; then
+			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			  touch '"$d"'/waiting ) &
+		fi
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	wait
+	assertNotEquals "a replica was promoted" "$old" "$(ha_master)"
+	assertEquals "every rank passes (err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+if [ "$STORE" = ha ]; then
+	suite() {
+		suite_addTest testDeadNodeNamedSentinel
+		suite_addTest testDeadNodeNamedCluster
+		suite_addTest testSentinelFailoverIsNotDeath
+	}
+else
+	unset -f testDeadNodeNamedSentinel testDeadNodeNamedCluster testSentinelFailoverIsNotDeath
+fi
 
 . shunit2
