@@ -8,6 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/redis.sh"
 . "$(dirname "$0")/etcd.sh"
+. "$(dirname "$0")/store.sh"
 
 # NCCL_FAKE_STORE=etcd (ctest sh.nccl_fake_etcd): the same over etcd, whose
 # rendezvous NCCL rides on as on Redis' (lib/proto/rdvproto.c).
@@ -20,17 +21,8 @@ esac
 
 [ -n "${FAKE_CUDA:-}" ] && [ -f "$FAKE_CUDA" ] || { echo "built without NCCL: no fake to load, skipped" >&2; skip_suite; }
 
-oneTimeSetUp() {
-	if [ "$STORE" = etcd ]; then
-		"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
-		etcd_start 1
-		RDV=$ETCD_URL
-	else
-		redis_start
-		RDV=unix://$REDIS_SOCK
-	fi
-}
-oneTimeTearDown() { if [ "$STORE" = etcd ]; then etcd_stop; else redis_stop; fi; }
+oneTimeSetUp() { store_start; }
+oneTimeTearDown() { store_stop; }
 
 FAKE="ACCELCTL_CUDART_LIBRARY=$FAKE_CUDA ACCELCTL_NCCL_LIBRARY=$FAKE_CUDA"
 

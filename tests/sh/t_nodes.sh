@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/redis.sh"
 . "$(dirname "$0")/etcd.sh"
+. "$(dirname "$0")/store.sh"
 
 STORE=${NODES_STORE:-redis}
 case $STORE in
@@ -20,22 +21,15 @@ oneTimeSetUp() {
 		ha_start || { echo "no Sentinel set-up" >&2; exit 1; }
 		cl_start || { echo "no Cluster" >&2; exit 1; }
 		RDV=$RDV_SENTINEL
-	elif [ "$STORE" = etcd ]; then
-		"$ACCELCTL" --version | grep -q '^features:.* etcd=1' || { echo "no etcd support: skipped" >&2; skip_suite; }
-		etcd_start 1
-		RDV=$ETCD_URL
 	else
-		redis_start
-		RDV=unix://$REDIS_SOCK
+		store_start
 	fi
 }
-oneTimeTearDown() {
-	case $STORE in
-	etcd) etcd_stop ;;
-	ha) ha_stop; cl_stop ;;
-	*) redis_stop ;;
-	esac
-}
+oneTimeTearDown() { if [ "$STORE" = ha ]; then ha_stop; cl_stop; else store_stop; fi; }
+
+# In a rank's script: until this node's helper says it waits for another node
+# (60 s at most, by the clock).
+WAITING='until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done'
 
 # nodes NODES RANKS BOUND CMD...: launch across NODES simulated nodes through the
 # store, with ACCELCTL_NODE_TIMEOUT=BOUND ("" for the default).
@@ -95,7 +89,7 @@ testArrivedThenDiedPasses() {
 		accelctl barrier one || exit
 		if [ $ACCELCTL_NODE_RANK = 2 ]; then
 			accelctl barrier --timeout 120s two &
-			until accelctl status 2>/dev/null | grep -q "waiting for node" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			'"$WAITING"'
 			kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid) $! $$
 		fi
 		# Nodes 0 and 1 come once node 2 is known lost (its log says so).
@@ -138,7 +132,7 @@ testReplacedHelperKeepsPlace() {
 	nodes 3 1 4s bash -c '
 		accelctl barrier one || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			( '"$WAITING"'
 			  kill -9 $(cat $ACCELCTL_RUNTIME_DIR/*.pid); touch '"$d"'/killed ) &
 		fi
 		if [ $ACCELCTL_NODE_RANK = 2 ]; then
@@ -176,7 +170,7 @@ testStalledStoreIsNotDeath() {
 		if [ $ACCELCTL_NODE_RANK = 2 ]; then
 			until [ -e '"$d"'/resumed ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
 		elif [ $ACCELCTL_NODE_RANK = 0 ]; then
-			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			( '"$WAITING"'
 			  touch '"$d"'/waiting ) &
 		fi
 		accelctl barrier --timeout 120s two; echo "two=$?"'
@@ -218,11 +212,12 @@ testBadBound() {
 }
 
 # NODES_STORE=ha (ctest sh.nodes_ha): Redis behind Sentinel and Redis Cluster, as
-# sites run it. The same death named within the bound over each, and a failover
+# sites run it; these run only then (named ha*, not test*: shunit2 finds tests by
+# their names in this file). The same death named within the bound over each, and a failover
 # (the master SIGKILLed, a replica promoted) while nodes wait is no dead node.
-testDeadNodeNamedSentinel() { RDV=$RDV_SENTINEL testDeadNodeNamed; }
-testDeadNodeNamedCluster() { RDV=$RDV_CLUSTER testDeadNodeNamed; }
-testSentinelFailoverIsNotDeath() {
+haDeadNodeNamedSentinel() { RDV=$RDV_SENTINEL testDeadNodeNamed; }
+haDeadNodeNamedCluster() { RDV=$RDV_CLUSTER testDeadNodeNamed; }
+haSentinelFailoverIsNotDeath() {
 	local d old; d=$(scratch)/fo; mkdir -p "$d"
 	old=$(ha_master)
 	( eventually 60 test -e "$d/waiting" && kill -9 "$(ha_pid "$(ha_name "$old")")" &&
@@ -233,7 +228,7 @@ testSentinelFailoverIsNotDeath() {
 			until [ -e '"$d"'/failed-over ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
 			sleep 5
 		elif [ $ACCELCTL_NODE_RANK = 0 ]; then
-			( until accelctl status 2>/dev/null | grep -q "waiting for" || [ $SECONDS -gt 60 ]; do sleep 0.1; done
+			( '"$WAITING"'
 			  touch '"$d"'/waiting ) &
 		fi
 		accelctl barrier --timeout 120s two; echo "two=$?"'
@@ -244,12 +239,10 @@ testSentinelFailoverIsNotDeath() {
 }
 if [ "$STORE" = ha ]; then
 	suite() {
-		suite_addTest testDeadNodeNamedSentinel
-		suite_addTest testDeadNodeNamedCluster
-		suite_addTest testSentinelFailoverIsNotDeath
+		suite_addTest haDeadNodeNamedSentinel
+		suite_addTest haDeadNodeNamedCluster
+		suite_addTest haSentinelFailoverIsNotDeath
 	}
-else
-	unset -f testDeadNodeNamedSentinel testDeadNodeNamedCluster testSentinelFailoverIsNotDeath
 fi
 
 . shunit2
