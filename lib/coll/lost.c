@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "duration.h"
 #include "lost.h"
 
 int
@@ -45,7 +46,8 @@ ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
 }
 
 int
-ac_lost_node(struct ac_job *j, long node, int64_t died_us, const char *text)
+ac_lost_node(struct ac_job *j, long node, int64_t died_us, int64_t after_us,
+    const char *text)
 {
 	struct ac_lost *l;
 
@@ -61,6 +63,7 @@ ac_lost_node(struct ac_job *j, long node, int64_t died_us, const char *text)
 	l->node = node;
 	l->lrank = -1;
 	l->died_us = died_us;
+	l->after_us = after_us;
 	snprintf(l->text, sizeof(l->text), "%s", text);
 	return 1;
 }
@@ -180,14 +183,19 @@ static int
 needs_node(const struct ac_job *j, const struct ac_coll *c,
     const struct ac_lost *l)
 {
-	if (c->scope != AC_SCOPE_JOB || j->nnodes <= 1)
+	if (c->scope != AC_SCOPE_JOB || j->nnodes <= 1 ||
+	    ac_wall_us() < l->after_us || c->xlook_us < l->after_us)
 		return 0;
-	/* This node declared lost by the others: they have left every wait
-	 * across nodes that needs it, and will not wait for it again. */
+	/*
+	 * This node declared lost by the others (its helper stopped or cut
+	 * off): they left the barriers that missed it when they looked, and
+	 * withdrew their arrivals there. Once the store has had a bound to
+	 * bring what it still owes (a barrier the others completed on this
+	 * node's arrival passes), a barrier still missing another node is
+	 * one they left. A result comes from its source, alive: no.
+	 */
 	if (l->node == j->node)
-		return 1;
-	if (c->xlook_us < l->died_us)
-		return 0;
+		return c->op == AC_OP_BARRIER && c->xmissing[0] != '\0';
 	if (c->op == AC_OP_BARRIER)
 		return listed(c->xmissing, l->node);
 	return c->src == AC_SRC_NONE && j->node_of != NULL &&

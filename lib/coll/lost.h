@@ -16,6 +16,9 @@ struct ac_lost {
 	int64_t		 rank;
 	long		 node, lrank;	/* its node and local rank, -1 not known */
 	int64_t		 died_us;	/* wall clock, µs: when it was seen gone */
+	/* A whole node: no wait fails on it before this (wall µs): this
+	 * node's own loss waits a bound for what the store still brings. */
+	int64_t		 after_us;
 	char		 text[512];	/* "rank 3 (node 0) exited with 7" */
 	/* How far it came: "GEN KEY" lines, its next generation of each name
 	 * it used, as its node counted them when it was gone (at most
@@ -41,10 +44,13 @@ int ac_lost_add(struct ac_job *j, int64_t rank, long node, long lrank,
  * this helper learnt it), TEXT for its waiters. Its waits are those of
  * barriers across nodes that the store, read after DIED_US, says it has not
  * arrived at, and results whose source is on it that were not there when
- * read after DIED_US (xlook_us); this node itself lost: every wait across
- * nodes. 1 news, 0 known already, -1 no memory.
+ * read after DIED_US (xlook_us); none before AFTER_US. This node itself
+ * lost: a barrier that the store, read after AFTER_US, says another node
+ * has not arrived at (those that needed this node have left it). 1 news, 0
+ * known already, -1 no memory.
  */
-int ac_lost_node(struct ac_job *j, long node, int64_t died_us, const char *text);
+int ac_lost_node(struct ac_job *j, long node, int64_t died_us, int64_t after_us,
+    const char *text);
 
 /* Local rank LRANK's frontier (struct ac_lost) from J's counters: a
  * malloc'ed string (NULL on no memory) and *FULL. */

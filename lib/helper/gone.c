@@ -388,15 +388,12 @@ ac_gone_stop(void)
 int
 ac_gone_live_roots(void)
 {
-	/* Without pidfds a root's end is seen only while a rank waits: not
-	 * known to be alive, so no reason to stay. */
-	if (G.no_pidfd)
-		return 0;
 	for (long i = 0; G.roots != NULL && i < G.nroots; i++) {
 		struct root *rt = &G.roots[i];
 
-		/* A root launch started has no pidfd (launch tells its end):
-		 * looked at here, while the helper has nothing else to do. */
+		/* A root without a pidfd (launch's, which launch tells the end
+		 * of; any, on a kernel without pidfds) is looked at in /proc
+		 * here, while the helper has nothing else to do. */
 		if (rt->known && !rt->dead && (rt->fd >= 0 ||
 		    ac_rankproc_root_alive(&rt->r)))
 			return 1;

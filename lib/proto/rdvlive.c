@@ -5,7 +5,7 @@
  * minutes by default, with a line that blamed nobody (issue 36). Written
  * once here, for every store, with three of store.h's primitives:
  *
- *   ~beat/NODE   "SEQ PID HOST": put by the node's helper every third of the
+ *   ~beat/NODE   "SEQ BOUND PID HOST": put by the node's helper every third of the
  *                bound (ACCELCTL_NODE_TIMEOUT, 30 s), SEQ counting up. Quiet
  *                ('~'): no node follows its events, so a beat costs one
  *                small write and nothing for the other nodes.
@@ -33,9 +33,17 @@
  * What a lost node ends is lost.c's (ac_lost_node): waits across nodes that
  * the store, read after the loss was known, says the node has not arrived at,
  * or whose result's source is on it. Declared lost, a node is lost for the
- * rest of the run, and a node that reads itself declared (its helper was
- * stopped longer than the bound) ends its own waits across nodes: the
- * others are not waiting for it any more.
+ * rest of the run. A node that reads itself declared (its helper was stopped
+ * or cut off) gives the store a bound to bring what it still owes (a
+ * barrier the others completed on its arrival passes), then ends the
+ * barriers that still miss another node: those the others left.
+ *
+ * Silence is measured on the beat, which comes every third of the bound: a
+ * helper frozen for about half of the bound, just after a beat, may be
+ * declared lost (the price of naming a dead node within the bound); a
+ * helper killed on a live node whose ranks do not call accelctl again within
+ * the bound (they compute) leaves its node silent, and lost. Nodes that set
+ * different bounds are watched with the longer (each beat says its own).
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -68,7 +76,9 @@ struct peer {
 	long		seen_ms;	/* when that value was first read here */
 	long		sent_ms;	/* a read of it out since, or 0 */
 	int		st;
+	long		bound_ms;	/* the bound its helper says it keeps, 0 not known */
 	char		who[80];	/* "PID HOST" of its last beat */
+	char		*dead;		/* DEAD: the words it was declared in */
 };
 
 static struct {
@@ -82,6 +92,7 @@ static struct {
 	long			 beat_sent;	/* ms, 0: none out */
 	uintptr_t		 epoch;		/* bumped at up: older answers are stale */
 	long			 nlost;
+	long			 self_look;	/* ms: look again once this node's own loss has had its bound, or 0 */
 	char			 me[96];	/* "PID HOST" */
 } L;
 
@@ -126,6 +137,8 @@ ac_rdvlive_init(struct ac_job *j, const struct ac_store *s, void (*look)(void))
 void
 ac_rdvlive_stop(void)
 {
+	for (long n = 0; L.peers != NULL && n < L.job->nnodes; n++)
+		free(L.peers[n].dead);
 	free(L.peers);
 	memset(&L, 0, sizeof(L));
 }
@@ -164,6 +177,18 @@ ac_rdvlive_up(void)
 	L.next_beat = now;
 	L.next_read = now + L.read_ms;
 	again_from(now);
+	/* The losses known here, told again (where absent): a store that
+	 * lost them (restarted empty) would leave a helper that joins now,
+	 * outside the dead node's ring, without them. */
+	for (long n = 0; n < L.job->nnodes; n++) {
+		char key[48];
+
+		if (L.peers[n].dead == NULL)
+			continue;
+		snprintf(key, sizeof(key), "dead/%ld", n);
+		L.st->put(key, L.peers[n].dead, strlen(L.peers[n].dead),
+		    AC_PUT_ABSENT | AC_PUT_TELL, NULL, NULL);
+	}
 }
 
 /* --- this node's beat --- */
@@ -187,7 +212,7 @@ static void
 beat(long now)
 {
 	char v[128];
-	int n = snprintf(v, sizeof(v), "%ld %s", ++L.seq, L.me);
+	int n = snprintf(v, sizeof(v), "%ld %ld %s", ++L.seq, L.bound_ms, L.me);
 	char key[48];
 
 	snprintf(key, sizeof(key), "~beat/%ld", L.job->node);
@@ -204,17 +229,25 @@ mark(long node, const char *text)
 {
 	char self[768];
 
+	int64_t now = ac_wall_us(), after = now;
+
 	if (node < 0 || node >= L.job->nnodes)
 		return;
 	L.peers[node].st = DEAD;
+	if (L.peers[node].dead == NULL)
+		L.peers[node].dead = strdup(text);
 	if (node == L.job->node) {
+		/* What the store still brings in a bound (a barrier completed
+		 * on this node's arrival) decides first, and a look after it. */
+		after = now + (int64_t)L.bound_ms * 1000;
+		L.self_look = ac_now_ms() + L.bound_ms + 1;
 		snprintf(self, sizeof(self), "this node (%ld) was declared lost "
-		    "by the others (%.500s): was its helper stopped or cut off "
-		    "from the rendezvous longer than ACCELCTL_NODE_TIMEOUT?",
-		    node, text);
+		    "by the others (%.500s): was its helper stopped, or cut off "
+		    "from the rendezvous, for half of ACCELCTL_NODE_TIMEOUT or "
+		    "more?", node, text);
 		text = self;
 	}
-	if (ac_lost_node(L.job, node, ac_wall_us(), text) != 1)
+	if (ac_lost_node(L.job, node, now, after, text) != 1)
 		return;
 	L.nlost++;
 	ac_log("%s", text);
@@ -293,19 +326,27 @@ on_read(int ok, const char *v, size_t len, void *priv)
 	if (ok == -1 || p->st == DEAD)
 		return;
 	if (ok == 1 && ((h = hash(v, len)) != p->hash || p->st == UNKNOWN)) {
-		const char *sp = memchr(v, ' ', len);
+		char buf[160];
+		long long seq;
+		long bound;
+		int at = 0;
 
 		p->hash = h;
 		p->seen_ms = now;
 		p->st = ALIVE;
-		if (sp != NULL)
-			snprintf(p->who, sizeof(p->who), "%.*s",
-			    (int)(len - (size_t)(sp + 1 - v)), sp + 1);
+		/* "SEQ BOUND PID HOST": its bound, and who it is. */
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, v);
+		if (sscanf(buf, "%lld %ld %n", &seq, &bound, &at) == 2 && at > 0) {
+			p->bound_ms = bound;
+			snprintf(p->who, sizeof(p->who), "%s", buf + at);
+		}
 		return;
 	}
 	/* Unchanged, or gone from a store that lost it and was not away
-	 * (an eviction): silent. */
-	if (p->st == ALIVE && now - p->seen_ms >= L.silent_ms)
+	 * (an eviction): silent, for the longer of the two nodes' bounds
+	 * (a node set apart with a longer one beats less often). */
+	if (p->st == ALIVE && now - p->seen_ms >= (p->bound_ms > L.bound_ms ?
+	    p->bound_ms : L.bound_ms) - 2 * L.read_ms)
 		declare(node, now);
 }
 
@@ -377,6 +418,12 @@ ac_rdvlive_timer(long now)
 		L.next_read = now + L.read_ms;
 		watch(now);
 	}
+	if (L.self_look != 0 && now >= L.self_look) {
+		L.self_look = 0;
+		if (L.look != NULL)
+			L.look();
+		L.next_check = 0;
+	}
 	if (L.nlost > 0 && now >= L.next_check)
 		recheck(now);
 	nb = L.beat_sent != 0 && L.beat_sent + L.bound_ms > L.next_beat ?
@@ -384,5 +431,7 @@ ac_rdvlive_timer(long now)
 	t = (nb < L.next_read ? nb : L.next_read) - now;
 	if (L.nlost > 0 && L.next_check != 0 && L.next_check - now < t)
 		t = L.next_check - now;
+	if (L.self_look != 0 && L.self_look - now < t)
+		t = L.self_look - now;
 	return t > 0 ? t : 0;
 }

@@ -157,6 +157,38 @@ testIdleHelperStaysWhileRankRuns() {
 	assertNotContains "$err" "is gone"
 }
 
+# A node that arrived and then went silent is in its barrier, for itself too:
+# node 1 arrives at 'two', its helper is stopped for 2.5 bounds (declared lost
+# meanwhile), node 2 comes after the declaration and completes the barrier on
+# node 1's arrival; node 1's rank, its helper resumed, passes as well (it gives
+# the store a bound before it believes its own loss), no split.
+testStoppedAfterArrivalPasses() {
+	nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			accelctl barrier --timeout 120s two & b=$!
+			'"$WAITING"'
+			h=$(cat $ACCELCTL_RUNTIME_DIR/*.pid); kill -STOP $h; sleep 10; kill -CONT $h
+			wait $b; echo "two=$?"; exit
+		fi
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 7
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "every rank passes, node 1 too (out: $out; err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+}
+
+# Nodes that set different bounds watch each other with the longer: node 1
+# (12 s, a beat every 4 s) works 8 s between two barriers; node 0 (3 s) does
+# not take its beats' spacing for silence.
+testDifferentBounds() {
+	nodes 2 1 "" bash -c '
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then export ACCELCTL_NODE_TIMEOUT=12s; else export ACCELCTL_NODE_TIMEOUT=3s; fi
+		accelctl barrier one || exit
+		[ $ACCELCTL_NODE_RANK = 1 ] && sleep 8
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "both pass (err: $err)" 2 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+	assertNotContains "$err" "is gone"
+}
+
 # A store that stalls for longer than the bound (SIGSTOP, 3 bounds) is not a
 # dead node: once it answers, every node has a whole bound again, and the
 # barrier passes.
