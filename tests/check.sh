@@ -67,6 +67,9 @@ tests() {
 	dir=$1 name=$2
 	shift 2
 	log=$logs/ctest-$name.log
+	# Made before tail follows it: the background ctest's redirection may
+	# come after tail's open ("cannot open ... ctest-nonccl.log").
+	: >"$log"
 	(cd "$dir" && ctest --output-on-failure "$@") >"$log" 2>&1 &
 	pid=$!
 	tail -n +1 -f --pid="$pid" "$log" &
