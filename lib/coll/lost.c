@@ -174,6 +174,19 @@ listed(const char *list, long node)
 	return 0;
 }
 
+/* Does the list (xmissing) name every node but this one? A list cut short
+ * (256 characters) names fewer: no. */
+static int
+others_missing(const struct ac_job *j, const char *list)
+{
+	long n = 0;
+
+	for (long node = 0; node < j->nnodes; node++)
+		if (node != j->node && listed(list, node))
+			n++;
+	return n == j->nnodes - 1;
+}
+
 /*
  * Does C need lost node L? Only on what the store said after L was known
  * lost: an arrival or a result it left before it died is in the store, and
@@ -188,14 +201,19 @@ needs_node(const struct ac_job *j, const struct ac_coll *c,
 		return 0;
 	/*
 	 * This node declared lost by the others (its helper stopped or cut
-	 * off): they left the barriers that missed it when they looked, and
-	 * withdrew their arrivals there. Once the store has had a bound to
-	 * bring what it still owes (a barrier the others completed on this
-	 * node's arrival passes), a barrier still missing another node is
-	 * one they left. A result comes from its source, alive: no.
+	 * off): those that looked and missed it left, and withdrew their
+	 * arrivals. Once the store has had a bound to bring what it still
+	 * owes (a barrier the others completed on this node's arrival
+	 * passes), a barrier that every other node is missing from is one
+	 * they left, or one whose late comers will find this node missing
+	 * in turn: it ends here too. One where another node's arrival
+	 * stands is not: that node saw this one (second review: a node merely
+	 * slow made the frozen one leave, and its withdrawal then failed the
+	 * node that was rightly waiting). A result comes from its source,
+	 * alive: no.
 	 */
 	if (l->node == j->node)
-		return c->op == AC_OP_BARRIER && c->xmissing[0] != '\0';
+		return c->op == AC_OP_BARRIER && others_missing(j, c->xmissing);
 	if (c->op == AC_OP_BARRIER)
 		return listed(c->xmissing, l->node);
 	return c->src == AC_SRC_NONE && j->node_of != NULL &&

@@ -5,7 +5,7 @@
  * minutes by default, with a line that blamed nobody (issue 36). Written
  * once here, for every store, with three of store.h's primitives:
  *
- *   ~beat/NODE   "SEQ BOUND PID HOST": put by the node's helper every third of the
+ *   ~beat/NODE   "SEQ BOUNDms PID HOST": put by the node's helper every third of the
  *                bound (ACCELCTL_NODE_TIMEOUT, 30 s), SEQ counting up. Quiet
  *                ('~'): no node follows its events, so a beat costs one
  *                small write and nothing for the other nodes.
@@ -95,6 +95,13 @@ static struct {
 	long			 self_look;	/* ms: look again once this node's own loss has had its bound, or 0 */
 	char			 me[96];	/* "PID HOST" */
 } L;
+
+/* The bound P is watched with: the longer of its own and this node's. */
+static long
+bound_of(const struct peer *p)
+{
+	return p->bound_ms > L.bound_ms ? p->bound_ms : L.bound_ms;
+}
 
 static uint64_t
 hash(const char *v, size_t len)
@@ -212,7 +219,7 @@ static void
 beat(long now)
 {
 	char v[128];
-	int n = snprintf(v, sizeof(v), "%ld %ld %s", ++L.seq, L.bound_ms, L.me);
+	int n = snprintf(v, sizeof(v), "%ld %ldms %s", ++L.seq, L.bound_ms, L.me);
 	char key[48];
 
 	snprintf(key, sizeof(key), "~beat/%ld", L.job->node);
@@ -281,7 +288,7 @@ declare(long node, long now)
 	(void)sscanf(p->who, "%ld %79s", &pid, host);
 	snprintf(text, sizeof(text), "node %ld (host %s, helper pid %ld) is "
 	    "gone: no sign of life for %lds (ACCELCTL_NODE_TIMEOUT %lds)",
-	    node, host, pid, (now - p->seen_ms + 999) / 1000, L.bound_ms / 1000);
+	    node, host, pid, (now - p->seen_ms + 999) / 1000, bound_of(p) / 1000);
 	snprintf(key, sizeof(key), "dead/%ld", node);
 	L.st->put(key, text, strlen(text), AC_PUT_ABSENT | AC_PUT_TELL,
 	    on_declared, (void *)(uintptr_t)node);
@@ -303,6 +310,7 @@ ac_rdvlive_told(const char *key, const char *v, size_t len)
 }
 
 /* --- watching the ring --- */
+
 
 static void
 on_read(int ok, const char *v, size_t len, void *priv)
@@ -334,19 +342,20 @@ on_read(int ok, const char *v, size_t len, void *priv)
 		p->hash = h;
 		p->seen_ms = now;
 		p->st = ALIVE;
-		/* "SEQ BOUND PID HOST": its bound, and who it is. */
+		/* "SEQ BOUNDms PID HOST": its bound (one the parser could
+		 * have given, else not known: its own is used), and who. */
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, v);
-		if (sscanf(buf, "%lld %ld %n", &seq, &bound, &at) == 2 && at > 0) {
-			p->bound_ms = bound;
+		if (sscanf(buf, "%lld %ldms %n", &seq, &bound, &at) == 2 && at > 0) {
+			p->bound_ms = bound >= 3000 && bound <= 86400000 ? bound : 0;
 			snprintf(p->who, sizeof(p->who), "%s", buf + at);
-		}
+		} else
+			p->bound_ms = 0;
 		return;
 	}
 	/* Unchanged, or gone from a store that lost it and was not away
 	 * (an eviction): silent, for the longer of the two nodes' bounds
 	 * (a node set apart with a longer one beats less often). */
-	if (p->st == ALIVE && now - p->seen_ms >= (p->bound_ms > L.bound_ms ?
-	    p->bound_ms : L.bound_ms) - 2 * L.read_ms)
+	if (p->st == ALIVE && now - p->seen_ms >= bound_of(p) - 2 * L.read_ms)
 		declare(node, now);
 }
 

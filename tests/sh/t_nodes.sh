@@ -176,6 +176,24 @@ testStoppedAfterArrivalPasses() {
 	assertEquals "every rank passes, node 1 too (out: $out; err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
 }
 
+# The same with a node merely slow: node 2 comes 25 s late, after node 1's
+# resume and a bound more; node 0's arrival stands, so node 1 (declared lost,
+# but arrived) does not leave, and nobody fails (second review: node 1 left on
+# "another node missing", and its withdrawal then failed node 0 as well).
+testStoppedWithSlowPeerPasses() {
+	nodes 3 1 4s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			accelctl barrier --timeout 120s two & b=$!
+			'"$WAITING"'
+			h=$(cat $ACCELCTL_RUNTIME_DIR/*.pid); kill -STOP $h; sleep 10; kill -CONT $h
+			wait $b; echo "two=$?"; exit
+		fi
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 25
+		accelctl barrier --timeout 120s two; echo "two=$?"'
+	assertEquals "every rank passes (out: $out; err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
+}
+
 # Nodes that set different bounds watch each other with the longer: node 1
 # (12 s, a beat every 4 s) works 8 s between two barriers; node 0 (3 s) does
 # not take its beats' spacing for silence.
