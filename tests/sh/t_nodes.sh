@@ -157,12 +157,11 @@ testIdleHelperStaysWhileRankRuns() {
 	assertNotContains "$err" "is gone"
 }
 
-# A node that arrived and then went silent is in its barrier, for itself too:
-# node 1 arrives at 'two', its helper is stopped for 2.5 bounds (declared lost
-# meanwhile), node 2 comes after the declaration and completes the barrier on
-# node 1's arrival; node 1's rank, its helper resumed, passes as well (it gives
-# the store a bound before it believes its own loss), no split.
-testStoppedAfterArrivalPasses() {
+# stopped_arrival LATE: 3 nodes at a bound of 4 s; node 1 arrives at 'two', then
+# its helper is stopped for 2.5 bounds (declared lost meanwhile) and resumed;
+# node 0 arrives at once, node 2 LATE seconds in. Every rank must pass: node 1
+# arrived, so nobody leaves on its account.
+stopped_arrival() {
 	nodes 3 1 4s bash -c '
 		accelctl barrier one || exit
 		if [ $ACCELCTL_NODE_RANK = 1 ]; then
@@ -171,28 +170,21 @@ testStoppedAfterArrivalPasses() {
 			h=$(cat $ACCELCTL_RUNTIME_DIR/*.pid); kill -STOP $h; sleep 10; kill -CONT $h
 			wait $b; echo "two=$?"; exit
 		fi
-		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 7
+		[ $ACCELCTL_NODE_RANK = 2 ] && sleep '"$1"'
 		accelctl barrier --timeout 120s two; echo "two=$?"'
 	assertEquals "every rank passes, node 1 too (out: $out; err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
 }
 
-# The same with a node merely slow: node 2 comes 25 s late, after node 1's
-# resume and a bound more; node 0's arrival stands, so node 1 (declared lost,
-# but arrived) does not leave, and nobody fails (second review: node 1 left on
-# "another node missing", and its withdrawal then failed node 0 as well).
-testStoppedWithSlowPeerPasses() {
-	nodes 3 1 4s bash -c '
-		accelctl barrier one || exit
-		if [ $ACCELCTL_NODE_RANK = 1 ]; then
-			accelctl barrier --timeout 120s two & b=$!
-			'"$WAITING"'
-			h=$(cat $ACCELCTL_RUNTIME_DIR/*.pid); kill -STOP $h; sleep 10; kill -CONT $h
-			wait $b; echo "two=$?"; exit
-		fi
-		[ $ACCELCTL_NODE_RANK = 2 ] && sleep 25
-		accelctl barrier --timeout 120s two; echo "two=$?"'
-	assertEquals "every rank passes (out: $out; err: $err)" 3 "$(printf '%s\n' "$out" | grep -c 'two=0$')"
-}
+# Node 2 comes after node 1's loss, before its resume, and completes the
+# barrier on node 1's arrival: node 1's rank, its helper resumed, passes as
+# well (it gives the store a bound before it believes its own loss): no split.
+testStoppedAfterArrivalPasses() { stopped_arrival 7; }
+
+# Node 2 merely slow, 25 s late (after node 1's resume and a bound more):
+# node 0's arrival stands, so node 1 does not leave, and nobody fails (second
+# review: node 1 left on "another node missing", and its withdrawal then
+# failed node 0 as well).
+testStoppedWithSlowPeerPasses() { stopped_arrival 25; }
 
 # Nodes that set different bounds watch each other with the longer: node 1
 # (12 s, a beat every 4 s) works 8 s between two barriers; node 0 (3 s) does
