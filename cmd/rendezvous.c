@@ -153,6 +153,21 @@ start(const struct ac_cmd *self, struct ac_args *a)
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
 	}
+	/* Started before by this script, its lines not evaluated (so the
+	 * check above saw nothing): a word, not a refusal; both serve. */
+	{
+		struct ac_rdv_state old;
+
+		if (ac_rdv_same_owner(c.dir, c.owner.pid, &old)) {
+			url_of(&old, url, sizeof(url));
+			ac_warnx("start: this script (%.31s, pid %ld) "
+			    "started one before, which still runs (%s, pid %ld):"
+			    " this starts another. Evaluate the lines it prints "
+			    "(eval \"$(accelctl rendezvous start)\"), or 'accelctl "
+			    "rendezvous stop' the first", c.owner.comm,
+			    (long)c.owner.pid, url, (long)old.sup);
+		}
+	}
 	if (ac_rdv_new_password(c.dir, c.password, err, sizeof(err)) == -1 ||
 	    ac_rdv_start(&c, &s, err, sizeof(err)) == -1) {
 		explicit_bzero(c.password, sizeof(c.password));

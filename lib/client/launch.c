@@ -76,6 +76,7 @@ struct launch_state {
 	/* The first terminating signal launch got (and sent on): its exit
 	 * status is 128+N then, whatever the ranks made of it. */
 	int			 signalled;
+	unsigned long long	 sent;		/* every signal sent on (bit N-1 for N) */
 	/* Launch sent SIGTERM or SIGKILL of its own (--kill-on-bad-exit). */
 	int			 stopping;
 	/* The reader of launch's output is gone (EPIPE under --tag): the
@@ -383,6 +384,11 @@ reap(struct launch_state *s)
 			s->kids[i].status = status;
 			s->kids[i].killed = s->stopping ? s->stopping :
 			    s->signalled;
+			/* One that does not stop launch (SIGUSR1) killed it. */
+			if (s->kids[i].killed == 0 && WIFSIGNALED(status) &&
+			    WTERMSIG(status) <= 64 &&
+			    (s->sent >> (WTERMSIG(status) - 1) & 1))
+				s->kids[i].killed = WTERMSIG(status);
 			s->running--;
 			if (code != 0 && s->first_bad == 0)
 				s->first_bad = code;
@@ -457,6 +463,8 @@ forward(struct launch_state *s, int sig, long *deadline)
 	 * kernel drops SIGTSTP sent to such a group: ^Z stopped launch and
 	 * not the ranks. SIGSTOP stops them, as ^Z would have. */
 	signal_all(s, sig == SIGTSTP ? SIGSTOP : sig);
+	if (sig >= 1 && sig <= 64)
+		s->sent |= 1ULL << (sig - 1);
 	if (sig == SIGTSTP)
 		raise(SIGSTOP);
 	else if (sig == SIGCONT || sig == SIGUSR1 || sig == SIGUSR2)

@@ -720,6 +720,19 @@ guess_rank(const struct ac_job *j, long l)
 	return known >= 2 ? base + l : -1;
 }
 
+int
+ac_coll_lacks_unseen(const struct ac_job *j, const struct ac_coll *c)
+{
+	long sl;
+
+	if (c->op == AC_OP_RESULT)	/* waits for its source alone */
+		return (sl = source_lrank(j, c)) >= 0 && rank_of(j, sl) < 0;
+	for (long l = 0; l < j->lsize; l++)
+		if (!c->arrived[l] && rank_of(j, l) < 0)
+			return 1;
+	return 0;
+}
+
 void
 ac_coll_summary(const struct ac_job *j, const struct ac_coll *c, char *buf,
     size_t len)

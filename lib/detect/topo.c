@@ -295,10 +295,13 @@ pair(struct ac_topo *t, const struct row *r, int a, int b, char *err,
 	missing = t->v[a] < 0 ? a : b;
 	if (r->names[missing][0] == NULL)
 		return 0;
-	snprintf(err, errlen, "%s is set but %s%s%s is not",
-	    t->var[missing == a ? b : a], r->names[missing][0],
-	    r->names[missing][1] ? " nor " : "",
-	    r->names[missing][1] ? r->names[missing][1] : "");
+	if (r->names[missing][1] != NULL)
+		snprintf(err, errlen, "%s is set but neither %s nor %s is",
+		    t->var[missing == a ? b : a], r->names[missing][0],
+		    r->names[missing][1]);
+	else
+		snprintf(err, errlen, "%s is set but %s is not",
+		    t->var[missing == a ? b : a], r->names[missing][0]);
 	return -1;
 }
 

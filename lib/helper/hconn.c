@@ -27,6 +27,7 @@
 #include "lost.h"
 #include "proto.h"
 #include "rankproc.h"
+#include "twin.h"
 #include "where.h"
 #include "xport.h"
 
@@ -749,7 +750,8 @@ look_before_lines(const struct ac_hconn *c, long *next)
 long
 ac_hconn_timers(long now, long *next_out)
 {
-	long next = *next_out, waiting = 0;
+	long next = *next_out, waiting = 0, since = -1;
+	const char *twin;
 	char text[2048];
 
 	/* The lines of the waits that time out now are made before any of
@@ -763,6 +765,14 @@ ac_hconn_timers(long now, long *next_out)
 		ac_where_append(c->coll, text, sizeof(text));
 		c->timeout_text = strdup(text);
 	}
+	/* The waits that lack a rank that never connected: after a while,
+	 * /proc is read for a helper of this node that such ranks may serve
+	 * from another network namespace (twin.c); those waits then fail. */
+	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next)
+		if (c->coll != NULL && ac_coll_lacks_unseen(&ac_hs.job, c->coll) &&
+		    (since < 0 || c->waiting_since < since))
+			since = c->waiting_since;
+	twin = ac_twin_timer(now, since, &next);
 	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
 		const char *down;
 		int final;
@@ -775,6 +785,11 @@ ac_hconn_timers(long now, long *next_out)
 		if (slow_client(c, now, &next) || c->coll == NULL)
 			continue;
 		waiting++;
+		if (twin != NULL && ac_coll_lacks_unseen(&ac_hs.job, c->coll)) {
+			send_text(c, AC_MSG_FAILED, twin);
+			detach(c);
+			continue;
+		}
 		/* A transport that cannot withdraw a collective (NCCL) gives
 		 * up its channel now; that may release C (on one node). */
 		if (c->deadline >= 0 && now >= c->deadline &&

@@ -44,6 +44,7 @@
 #include "rdsweep.h"
 #include "record.h"
 #include "transport.h"
+#include "twin.h"
 #include "where.h"
 #include "xport.h"
 
@@ -635,6 +636,9 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	 * (kill -9), and bind would fail on it. */
 	if (unlink(D.paths.sock) == 0)
 		ac_log("removed the stale socket of a helper that died");
+	/* Not for a job run by hand: its runs in two containers are two jobs. */
+	ac_twin_init(D.paths.pid, t->job_id_from == NULL ||
+	    strcmp(t->job_id_from, "default") != 0);
 	ac_hs.job.rec = &ac_record;	/* the replay and every change after it */
 	if (ac_journal_open(&ac_hs.job, D.paths.state) == -1) {
 		ac_log("cannot open journal %s: %s", D.paths.state, strerror(errno));
@@ -709,6 +713,7 @@ out:
 	remove_pid_file();
 	ac_gone_stop();
 	ac_where_stop();
+	ac_twin_stop();
 	ac_paths_close(&D.paths);
 	ac_lost_free(&ac_hs.job);
 	ac_job_free(&ac_hs.job);

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -409,4 +410,30 @@ ac_rdv_job_ended(char *msg, size_t len)
 	snprintf(msg, len, "the job's rendezvous server (accelctl rendezvous "
 	    "start) has ended: %s (its log: %s/log)", ended, dir);
 	return 1;
+}
+
+int
+ac_rdv_same_owner(const char *dir, pid_t owner, struct ac_rdv_state *s)
+{
+	char parent[600], other[900], err[64];
+	const char *slash = strrchr(dir, '/');
+	struct dirent *e;
+	DIR *d;
+	int found = 0;
+
+	if (slash == NULL || (size_t)(slash - dir) >= sizeof(parent))
+		return 0;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
+	if ((d = opendir(parent)) == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "rendezvous.", 11) != 0 ||
+		    strcmp(e->d_name, slash + 1) == 0)
+			continue;
+		snprintf(other, sizeof(other), "%s/%s", parent, e->d_name);
+		found = ac_rdv_state_read(other, s, err, sizeof(err)) == 0 &&
+		    s->owner == owner && ac_rdv_running(s);
+	}
+	closedir(d);
+	return found;
 }

@@ -73,5 +73,9 @@ int ac_rdv_job_ended(char *msg, size_t len);
 
 /* 1 while the supervisor of S runs on this host, else 0. */
 int ac_rdv_running(const struct ac_rdv_state *s);
+/* 1, with its state in S, when a server in a directory beside DIR (the
+ * same parent) runs on this host for the same OWNER (a second start in
+ * one script, its lines not evaluated: nothing else would tell), else 0. */
+int ac_rdv_same_owner(const char *dir, pid_t owner, struct ac_rdv_state *s);
 
 #endif

@@ -515,7 +515,7 @@ test_errors(void)
 	CHECK_STR(err, "RANK is set but WORLD_SIZE is not");
 	CHECK(detect(&t, err, sizeof(err), "RANK=0", "WORLD_SIZE=2",
 	    "LOCAL_RANK=0", NULL) == -1);
-	CHECK_STR(err, "LOCAL_RANK is set but LOCAL_WORLD_SIZE nor LOCAL_SIZE is not");
+	CHECK_STR(err, "LOCAL_RANK is set but neither LOCAL_WORLD_SIZE nor LOCAL_SIZE is");
 	CHECK(detect(&t, err, sizeof(err), "RANK=0", "WORLD_SIZE=2",
 	    "LOCAL_RANK=2", "LOCAL_WORLD_SIZE=2", NULL) == -1);
 	ERR_HAS("LOCAL_RANK=2 is not below LOCAL_WORLD_SIZE=2");

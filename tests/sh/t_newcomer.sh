@@ -35,18 +35,27 @@ testHelp() {
 # that started it in the background: every rank stops, launch exits 130 and
 # names each rank's end. Before: both ranks ran on and launch exited 0.
 testInterruptReachesEveryRank() {
-	local d; d=$(scratch)/int; mkdir -p "$d"
+	interrupt INT 2 "Interrupt"
+	# One that does not stop launch itself (a batch system's warning
+	# signal), sent on: the ranks' end says so too.
+	interrupt USR1 10 "User defined signal 1"
+}
+
+# interrupt SIG N NAME: launch of 2 ranks sent SIG: both end, launch exits
+# 128+N, and says the signal was sent on.
+interrupt() {
+	local d; d=$(scratch)/int.$1; mkdir -p "$d"
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" D="$d" bash -c '
 		accelctl launch -n 2 --tag -- bash -c "touch \$D/up.\$ACCELCTL_RANK; sleep 30; echo after" \
 			>"$D/out" 2>"$D/err" &
 		echo $! >"$D/pid"; wait $!; echo $? >"$D/rc"' &
 	local sh=$!
 	eventually 20 eval '[ -e "$d/up.0" ] && [ -e "$d/up.1" ]'
-	kill -INT "$(cat "$d/pid")"
+	kill -"$1" "$(cat "$d/pid")"
 	timeout 20 tail --pid="$sh" -f /dev/null
-	assertEquals "launch exits 128+SIGINT" 130 "$(cat "$d/rc")"
+	assertEquals "launch exits 128+SIG$1" $((128 + $2)) "$(cat "$d/rc")"
 	assertEquals "no rank ran on" "" "$(cat "$d/out")"
-	assertContains "$(cat "$d/err")" "accelctl: launch: ranks 0-1: killed by signal 2"
+	assertContains "$(cat "$d/err")" "accelctl: launch: ranks 0-1: killed by signal $2 ($3), sent on by launch"
 }
 
 # A rank that exits while the others wait for it: they exit 4 at once, naming
@@ -258,6 +267,14 @@ testRendezvousStartTwice() {
 		accelctl rendezvous stop' >"$d/out" 2>"$d/err"
 	assertContains "$(cat "$d/out")" "second=2"
 	assertContains "$(cat "$d/err2")" "a rendezvous started before serves this shell already"
+	# Its lines not evaluated, nothing in the environment tells: the
+	# second start says that this script started one that still runs.
+	env -i PATH="$ACCELCTL_BIN_DIR:/usr/sbin:/usr/bin:/bin" HOME="$d" TMPDIR="$d" bash -c '
+		accelctl rendezvous start >/dev/null 2>'"$d"'/err3 || exit 9
+		accelctl rendezvous start >/dev/null 2>'"$d"'/err4; echo "second=$?"' >"$d/out2" 2>&1
+	assertContains "$(cat "$d/out2")" "second=0"
+	assertEquals "the first start says nothing" "" "$(cat "$d/err3")"
+	assertContains "$(cat "$d/err4")" "started one before, which still runs"
 }
 
 # Runtime files of jobs long over do not pile up: a helper that starts

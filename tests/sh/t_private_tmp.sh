@@ -126,6 +126,50 @@ testRanksWithAPrivateTmpEachMeetUnderBubblewrap() {
 	assertEquals "helper stop from a fresh /tmp stops it" 0 "$(helpers_of "$job")"
 }
 
+# can_bwrap_net: bubblewrap can also give a process its own network namespace.
+can_bwrap_net() {
+	can_bwrap && bwrap --dev-bind / / --tmpfs /tmp --unshare-net true 2>/dev/null
+}
+
+# Ranks that share neither a /tmp nor a network namespace (a container per
+# rank without the host's network) cannot meet one helper: each starts its
+# own. They used to wait for each other, "never connected", to the
+# deadline. Each helper now finds the other in /proc (same user, the job's
+# pid file open, another network namespace) once a wait has lacked a rank
+# that never connected for 5 s, and the waits fail with exit 125, naming the
+# other helper and what to set; a second wait fails at once.
+testRanksInSeparateNetworkNamespacesFailFast() {
+	can_bwrap_net || startSkipping
+	local job=bn$$x$RANDOM r pids
+	JOBS="$JOBS $job"
+	for r in 0 1; do
+		# shellcheck disable=SC2046 # rank_env is words of VAR=VALUE
+		env -i $(rank_env "$job" "$r" 2) timeout 120 bwrap --dev-bind / / --tmpfs /tmp \
+			--unshare-net sh -c 'accelctl barrier --timeout 90s first; echo $? >"$0.rc1"
+				accelctl barrier --timeout 90s second; echo $? >"$0.rc2"' \
+			"$OUT/$job.$r" >"$OUT/$job.$r.out" 2>&1 &
+	done
+	wait
+	pids=$(helper_pids "$job" | sort | tr '\n' ' ')
+	assertEquals "two helpers, one in each namespace (pids: $pids)" 2 "$(helpers_of "$job")"
+	for r in 0 1; do
+		assertEquals "rank $r's first wait failed before its deadline: $(cat "$OUT/$job.$r.out")" \
+			125 "$(cat "$OUT/$job.$r.rc1")"
+		assertEquals "and its second one too" 125 "$(cat "$OUT/$job.$r.rc2")"
+		assertContains "rank $r names the other helper" "$(cat "$OUT/$job.$r.out")" \
+			"another helper serves this job's node on $(hostname): pid"
+		assertContains "and what to set" "$(cat "$OUT/$job.$r.out")" "ACCELCTL_RUNTIME_DIR"
+	done
+	# Each names the other's pid, not its own: the two lines differ, and
+	# each pid named is one of the two helpers.
+	local n0 n1
+	n0=$(sed -n 's/.*: pid \([0-9]*\),.*/\1/p' "$OUT/$job.0.out" | head -n 1)
+	n1=$(sed -n 's/.*: pid \([0-9]*\),.*/\1/p' "$OUT/$job.1.out" | head -n 1)
+	assertNotEquals "the two ranks name two helpers" "$n0" "$n1"
+	assertContains "rank 0 names a helper of the job" " $pids" " $n0 "
+	assertContains "rank 1 names a helper of the job" " $pids" " $n1 "
+}
+
 # A job run by hand (no launcher, no ACCELCTL_JOB_ID: job id "default") in
 # two containers is two jobs, as it was before there was a name: rank 0 in
 # one and rank 1 in the other do not meet (each waits out its deadline).
