@@ -1356,7 +1356,7 @@ event(json_t *ev)
 	else if ((strncmp(rest, "nccl/", 5) == 0 || strncmp(rest, "nodes/", 6) == 0 ||
 	    strncmp(rest, "ping/", 5) == 0 || strncmp(rest, "lost/", 5) == 0 ||
 	    strncmp(rest, "where/", 6) == 0 || strncmp(rest, "dead/", 5) == 0 ||
-	    strcmp(rest, "abort") == 0) && !del)
+	    strncmp(rest, "claim/", 6) == 0 || strcmp(rest, "abort") == 0) && !del)
 		ac_rdvproto_told(rest, v, vl);	/* the protocol's keys */
 out:
 	free(k);
@@ -1555,9 +1555,17 @@ on_member(json_t *reply, void *priv)
 		 * taken (an earlier launch's run), or the counter moved. */
 		if (mine)
 			answer(AC_JOIN_FRESH, R.run, reply);
-		else if (kv != NULL)
-			answer(AC_JOIN_WAIT, R.run, reply);
-		else
+		else if (kv != NULL) {
+			/* Held by another lineage: its holder's beat, which
+			 * says whether it refused our claim (rdvjoin.c). */
+			json_t *bkv = json_array_get(ej_kvs(reply, 1), 0);
+			char *b = bkv != NULL ? ej_kv_field(bkv, "value", &vl) : NULL;
+
+			X.join_rev = ej_revision(reply);
+			ac_econn_healthy();
+			ac_rdvjoin_held(R.run, b != NULL ? b : "", b != NULL ? vl : 0);
+			free(b);
+		} else
 			s_join();
 		return;
 	}
@@ -1567,20 +1575,31 @@ on_member(json_t *reply, void *priv)
 static void
 put_member(long run)
 {
-	char member[KEY_MAX], counter[KEY_MAX], nonce[24];
-	json_t *cmp;
+	char member[KEY_MAX], counter[KEY_MAX], nonce[24], beat[KEY_MAX];
+	char claim[KEY_MAX];
+	json_t *cmp, *fail;
 
 	R.run = run;
 	node_key(member, sizeof(member), "members", run, X.job->node);
 	snprintf(counter, sizeof(counter), "%srun", X.base);
 	nonce_str(nonce, sizeof(nonce));
 	cmp = json_pack("[o]", ej_cmp_absent(member));
-	/* A fresh node joins the newest run only while it is the newest. */
-	if (X.runid->run == 0)
+	fail = json_pack("[o]", ej_range(member, 0));
+	/* A fresh node joins the newest run only while it is the newest;
+	 * where its place is held, the holder's beat is read and the
+	 * holder told of the claim (rdvjoin.c: two helpers for one node). */
+	if (X.runid->run == 0) {
+		const char *me = ac_rdvjoin_claimant();
+
 		json_array_append_new(cmp, ej_cmp_mod(counter, R.mod));
+		snprintf(beat, sizeof(beat), "%sq%ld/beat/%ld", X.base, run,
+		    X.job->node);
+		node_key(claim, sizeof(claim), "claim", run, X.job->node);
+		json_array_append_new(fail, ej_range(beat, 0));
+		json_array_append_new(fail, op_put(claim, me, strlen(me)));
+	}
 	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
-	    nonce, strlen(nonce))), json_pack("[o]", ej_range(member, 0))),
-	    on_member, NULL) == -1)
+	    nonce, strlen(nonce))), fail), on_member, NULL) == -1)
 		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 }
 

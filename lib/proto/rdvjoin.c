@@ -13,9 +13,11 @@
  * its first registration, Redis did not; only etcd's status said a probe was
  * under way.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "duration.h"
@@ -210,6 +212,83 @@ ac_rdvjoin_joined(enum ac_join how, long run)
 		in_run(run, 0);
 		break;
 	}
+}
+
+/* --- two helpers that claim one node --- */
+
+/*
+ * Two hosts given one node rank (a wrong ACCELCTL_NODE_RANK, torchrun's
+ * --node_rank twice), or two launches at once under one job id: a second
+ * fresh helper for a node finds its place in the newest run held by
+ * another lineage. That is also what an earlier launch's idle helper looks
+ * like, whose place this launch's node 0 frees by opening a newer run, so
+ * the newcomer waited, and its ranks to their deadline. Now its
+ * registration leaves a claim for the holder (claim/NODE, told in that
+ * run: "NONCE PID HOST"). A holder whose ranks run refuses it: its beat
+ * says " dup NONCE", then it fails; the newcomer reads that beat with its
+ * next registration (a second at most) and fails too, each naming the
+ * other. An idle holder says nothing, and the newcomer waits as before.
+ */
+const char *
+ac_rdvjoin_claimant(void)
+{
+	static char me[120];
+	char host[64];
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(me, sizeof(me), "%016" PRIx64 " %ld %s", J.rid->nonce,
+	    (long)getpid(), host);
+	return me;
+}
+
+void
+ac_rdvjoin_held(long run, const char *beat, size_t len)
+{
+	char buf[200], mine[20], why[600], host[80] = "?";
+	const char *dup;
+	long pid = 0;
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, beat);
+	snprintf(mine, sizeof(mine), "%016" PRIx64, J.rid->nonce);
+	if (J.pending && (dup = strstr(buf, " dup ")) != NULL &&
+	    strncmp(dup + 5, mine, 16) == 0) {
+		/* "SEQ BOUNDms PID HOST dup NONCE" */
+		(void)sscanf(buf, "%*s %*s %ld %79s", &pid, host);
+		J.pending = 0;
+		snprintf(why, sizeof(why), "node %ld of job %s is claimed by two "
+		    "helpers: this one and pid %ld on host %s, in run %ld with "
+		    "its ranks running (two hosts given one node rank, or two "
+		    "launches at once under one job id?)", J.job->node,
+		    J.job->id, pid, host, run);
+		J.st->fail(why);
+		return;
+	}
+	ac_rdvjoin_joined(AC_JOIN_WAIT, run);
+}
+
+int
+ac_rdvjoin_claimed(const char *key, const char *v, size_t len, char *nonce,
+    char *why, size_t whylen)
+{
+	char buf[200], mine[20], host[80] = "?";
+	long pid = 0;
+
+	if (strncmp(key, "claim/", 6) != 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, v);
+	snprintf(mine, sizeof(mine), "%016" PRIx64, J.rid->nonce);
+	if (atol(key + 6) != J.job->node || !J.in ||
+	    sscanf(buf, "%16s %ld %79s", nonce, &pid, host) < 2 ||
+	    strcmp(nonce, mine) == 0 ||
+	    (J.job->alive != NULL && !J.job->alive(J.job)))
+		return 0;
+	snprintf(why, whylen, "node %ld of job %s is claimed by two helpers: "
+	    "this one and pid %ld on host %s, which joins now (two hosts "
+	    "given one node rank, or two launches at once under one job id?)",
+	    J.job->node, J.job->id, pid, host);
+	return 1;
 }
 
 /* --- node 0's liveness: a node joining a run fresh asks it --- */

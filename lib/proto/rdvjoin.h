@@ -25,6 +25,24 @@ enum ac_join {
 	AC_JOIN_WAIT,	/* node 0 has not opened this launch's run (RUN the newest) */
 	AC_JOIN_TAKEN,	/* its place in the run named is another lineage's */
 };
+/*
+ * The answer to join for a fresh node whose place in the newest run, RUN,
+ * another lineage holds: waited out as AC_JOIN_WAIT (an earlier launch's
+ * idle helper: this launch's node 0 opens a newer run), but BEAT (LEN bytes:
+ * the holder's ~beat/NODE in RUN, maybe empty) may say that the holder, its
+ * ranks running, refused this helper's claim: two helpers claim one node,
+ * and this one fails, naming the other.
+ */
+void ac_rdvjoin_held(long run, const char *beat, size_t len);
+/* "NONCE PID HOST", this helper: what a store's registration that finds
+ * the place held tells the holder (claim/NODE, told in RUN). */
+const char *ac_rdvjoin_claimant(void);
+/* claim/NODE told, V (LEN bytes) "NONCE PID HOST": 1 when it claims this
+ * node, for another lineage, while this node's ranks run (a second helper
+ * for one node: refuse it), with its nonce in NONCE (17 bytes) and the
+ * failure's words in WHY; else 0. */
+int  ac_rdvjoin_claimed(const char *key, const char *v, size_t len,
+    char *nonce, char *why, size_t whylen);
 /* The store's connection is up (again): register, fresh on this connection. */
 void ac_rdvjoin_connected(void);
 /* Register again: KEEP 0, the run's state was lost (nothing is posted

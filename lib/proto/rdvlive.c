@@ -94,6 +94,8 @@ static struct {
 	long			 nlost;
 	long			 self_look;	/* ms: look again once this node's own loss has had its bound, or 0 */
 	char			 me[96];	/* "PID HOST" */
+	char			 dup[24];	/* a claimant refused: its nonce, said in the beat */
+	char			*dup_why;	/* ... and why the store fails once that beat is put */
 } L;
 
 /* The bound P is watched with: the longer of its own and this node's. */
@@ -147,6 +149,7 @@ ac_rdvlive_stop(void)
 	for (long n = 0; L.peers != NULL && n < L.job->nnodes; n++)
 		free(L.peers[n].dead);
 	free(L.peers);
+	free(L.dup_why);
 	memset(&L, 0, sizeof(L));
 }
 
@@ -200,6 +203,8 @@ ac_rdvlive_up(void)
 
 /* --- this node's beat --- */
 
+static void beat(long now);
+
 static void
 on_beat(int ok, const char *v, size_t len, void *priv)
 {
@@ -213,13 +218,32 @@ on_beat(int ok, const char *v, size_t len, void *priv)
 	if (ok != -1 && now - L.beat_sent > L.read_ms)
 		again_from(now);
 	L.beat_sent = 0;
+	/* The refusal is in the store (or cannot be): now fail. Last: the
+	 * store's failure may stop everything. */
+	if (L.dup_why != NULL && L.dup[0] != '\0') {
+		L.dup[0] = '\0';
+		L.st->fail(L.dup_why);
+	}
+}
+
+int
+ac_rdvlive_refuse(const char *nonce, const char *why)
+{
+	if (L.peers == NULL || L.dup_why != NULL)
+		return L.peers != NULL;
+	snprintf(L.dup, sizeof(L.dup), "%.16s", nonce);
+	if ((L.dup_why = strdup(why)) == NULL)
+		return 0;
+	beat(ac_now_ms());
+	return 1;
 }
 
 static void
 beat(long now)
 {
-	char v[128];
-	int n = snprintf(v, sizeof(v), "%ld %ldms %s", ++L.seq, L.bound_ms, L.me);
+	char v[200];
+	int n = snprintf(v, sizeof(v), "%ld %ldms %s%s%s", ++L.seq, L.bound_ms,
+	    L.me, L.dup[0] != '\0' ? " dup " : "", L.dup);
 	char key[48];
 
 	snprintf(key, sizeof(key), "~beat/%ld", L.job->node);

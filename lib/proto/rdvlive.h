@@ -25,6 +25,11 @@ int  ac_rdvlive_told(const char *key, const char *v, size_t len);
 /* Is a node of the run known lost? (A collective posted now is looked at
  * soon: what it misses may be that node.) */
 int  ac_rdvlive_any_lost(void);
+/* Another helper (lineage NONCE, 16 hex digits) claims this node while its
+ * ranks run: the beat says so at once (" dup NONCE", which the claimant
+ * reads), then the store fails for good with WHY. 0 when nodes are not
+ * watched (the caller fails at once). */
+int  ac_rdvlive_refuse(const char *nonce, const char *why);
 /* For status: the bound in seconds, 0 when nodes are not watched. */
 long ac_rdvlive_bound(void);
 

@@ -882,10 +882,28 @@ ac_rdvproto_up(void)
 		send_join();
 }
 
+/* claim/NODE: another helper claims this node (rdvjoin.c): refused while
+ * this node's ranks run. Its arrivals are taken back first (the others must
+ * not pass on a node that fails: they find it gone, exit 4), then the beat
+ * says so, then this store fails. */
+static void
+on_claim(const char *key, const char *v, size_t len)
+{
+	char nonce[20], why[600];
+
+	if (!ac_rdvjoin_claimed(key, v, len, nonce, why, sizeof(why)))
+		return;
+	ac_rdvproto_withdraw_all();
+	if (!ac_rdvlive_refuse(nonce, why))
+		P.st->fail(why);
+}
+
 void
 ac_rdvproto_told(const char *key, const char *v, size_t len)
 {
-	if (strncmp(key, "ping/", 5) == 0)
+	if (strncmp(key, "claim/", 6) == 0)
+		on_claim(key, v, len);
+	else if (strncmp(key, "ping/", 5) == 0)
 		ac_rdvjoin_ping(atol(key + 5), v, len);
 	else if (strncmp(key, "nodes/", 6) == 0)
 		set_node(atol(key + 6), v, len);

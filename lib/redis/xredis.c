@@ -135,7 +135,10 @@ struct script {
  * node 0 again; when it is taken, or that run has another number of nodes (field "n"
  * of its members: an earlier launch of another size, which may have completed
  * without this node), that run is an earlier one and node 0 has not opened
- * this launch's yet: {2, run}, ask again. A {2} also adds an entry to the
+ * this launch's yet: {2, run}, ask again; where the place is held by another
+ * lineage, {5, run, the holder's beat (KEYS[6])}, and the holder is told of
+ * the claim ("claim/NODE", ARGV[8] "NONCE PID HOST": rdvjoin.c's two helpers
+ * for one node). A {2} or {5} also adds an entry to the
  * job's wake stream, which node 0 reads: where Redis lost the run (FLUSHALL,
  * a restart empty) while node 0 waits for nothing, only node 0 can open it
  * again, and nothing else would tell it (on_wake). A fresh helper whose CUR
@@ -166,8 +169,11 @@ static struct script register_lua = { FANOUT_LUA
 "    redis.call('SET', KEYS[1], ARGV[7]) end\n"
 "else\n"
 "  local mine = cur > 0 and redis.call('HGET', KEYS[3], ARGV[2])\n"
-"  if cur == 0 or (mine and mine ~= ARGV[3]) then\n"
-"    wake() return {2, cur} end\n"
+"  if cur == 0 then wake() return {2, cur} end\n"
+"  if mine and mine ~= ARGV[3] then\n"
+"    wake()\n"
+"    fanout(KEYS[4], '=claim/' .. ARGV[2] .. '\\n' .. ARGV[8], ttl)\n"
+"    return {5, cur, redis.call('GET', KEYS[6]) or ''} end\n"
 "  local pn = redis.call('HGET', KEYS[3], 'n')\n"
 "  if pn and pn ~= ARGV[6] then wake() return {2, cur} end\n"
 "  run, joined = cur, 3\n"
@@ -359,6 +365,7 @@ struct req {
 
 static void sweep(void);
 static void s_join(void);
+static void store_key(char *buf, size_t len, const char *key);
 static void told(const char *v, size_t len);
 static void get(ac_rconn_cb *cb, void *priv, const char *key);
 
@@ -1306,6 +1313,16 @@ on_register(redisReply *reply, void *priv)
 		ac_rdvjoin_joined(AC_JOIN_DOWN, 0);
 		return;
 	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+	    reply->element[0]->type == REDIS_REPLY_INTEGER &&
+	    reply->element[0]->integer == 5 &&
+	    reply->element[1]->type == REDIS_REPLY_INTEGER &&
+	    reply->element[2]->type == REDIS_REPLY_STRING) {
+		ac_rconn_healthy();
+		ac_rdvjoin_held((long)reply->element[1]->integer,
+		    reply->element[2]->str, reply->element[2]->len);
+		return;
+	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
 	    reply->element[0]->type == REDIS_REPLY_INTEGER &&
 	    reply->element[0]->integer == 4 &&
@@ -1369,8 +1386,9 @@ s_join(void)
 {
 	char counter[KEY_MAX], wake[KEY_MAX], pmembers[KEY_MAX], pev[KEY_MAX];
 	char members[KEY_MAX], cur[24], node[24], nonce[24], known[24], ttl[24];
-	char nn[24], now[24];
-	const char *keys[5] = { counter, wake, pmembers, pev, members }, *args[7];
+	char nn[24], now[24], pbeat[KEY_MAX], beat[32];
+	const char *keys[6] = { counter, wake, pmembers, pev, members, pbeat };
+	const char *args[8];
 	char saved[sizeof(X.prefix)];
 	struct timespec ts;
 	long long ms;
@@ -1393,6 +1411,8 @@ s_join(void)
 	run_prefix(X.cur);
 	keyname(pmembers, sizeof(pmembers), "members", NULL, 0);
 	keyname(pev, sizeof(pev), "ev", NULL, 0);
+	snprintf(beat, sizeof(beat), "~beat/%ld", X.job->node);
+	store_key(pbeat, sizeof(pbeat), beat);
 	rn = X.runid->run > 0 ? X.runid->run : X.job->node != 0 ? X.cur :
 	    X.cur > 0 ? X.cur + 1 : (long)ms;
 	run_prefix(rn);
@@ -1405,8 +1425,9 @@ s_join(void)
 	args[4] = ttl;
 	args[5] = nn;
 	args[6] = now;
+	args[7] = ac_rdvjoin_claimant();
 	/* (on_register(NULL) answers if it is not sent.) */
-	run(&register_lua, on_register, NULL, 5, keys, 7, args, NULL);
+	run(&register_lua, on_register, NULL, 6, keys, 8, args, NULL);
 }
 
 /* rconn.c: both connections are up (again). */

@@ -186,6 +186,36 @@ testStoppedAfterArrivalPasses() { stopped_arrival 7; }
 # failed node 0 as well).
 testStoppedWithSlowPeerPasses() { stopped_arrival 25; }
 
+# Two helpers that claim one node (two hosts given one node rank): node 1's
+# rank waits at 'two' when a second helper for node 1 (another runtime
+# directory: another host, as far as accelctl can tell) comes with a rank of
+# its own. Before, the newcomer waited for "node 0 to open this launch's
+# run", to its deadline. Now both fail with 125 at once, each naming the
+# other's host and helper pid; node 0, whose node 1 is gone, exits 4.
+testTwoHelpersClaimOneNode() {
+	local d; d=$(scratch)/claim; mkdir -p "$d"; mkdir -m 700 "$d/y"
+	nodes 2 1 6s bash -c '
+		accelctl barrier one || exit
+		if [ $ACCELCTL_NODE_RANK = 1 ]; then
+			accelctl barrier --timeout 120s two & b=$!
+			'"$WAITING"'
+			cat $ACCELCTL_RUNTIME_DIR/*.pid >'"$d"'/x.pid
+			ACCELCTL_RUNTIME_DIR='"$d"'/y accelctl barrier --timeout 60s two 2>'"$d"'/y.err
+			echo $? >'"$d"'/y.rc
+			wait $b; echo "x=$?"
+		else
+			until [ -e '"$d"'/y.rc ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
+			accelctl barrier --timeout 120s two; echo "n0=$?"
+		fi'
+	local ypid; ypid=$(cat "$d"/y/*.pid 2>/dev/null)
+	assertEquals "the newcomer fails at once (its err: $(cat "$d/y.err"))" 125 "$(cat "$d/y.rc")"
+	assertContains "it names the holder" "$(cat "$d/y.err")" \
+		"is claimed by two helpers: this one and pid $(cat "$d/x.pid") on host $(hostname)"
+	assertContains "the holder's rank fails too (out: $out; err: $err)" "$out" "x=125"
+	assertContains "naming the newcomer" "$err" "this one and pid $ypid on host $(hostname), which joins now"
+	assertContains "node 0 finds node 1 gone (out: $out; err: $err)" "$out" "n0=4"
+}
+
 # Nodes that set different bounds watch each other with the longer: node 1
 # (12 s, a beat every 4 s) works 8 s between two barriers; node 0 (3 s) does
 # not take its beats' spacing for silence.
@@ -259,6 +289,8 @@ testBadBound() {
 # (the master SIGKILLed, a replica promoted) while nodes wait is no dead node.
 haDeadNodeNamedSentinel() { RDV=$RDV_SENTINEL testDeadNodeNamed; }
 haDeadNodeNamedCluster() { RDV=$RDV_CLUSTER testDeadNodeNamed; }
+# The claim goes in the registration's script: its keys declared (one slot).
+haTwoHelpersClaimOneNodeCluster() { RDV=$RDV_CLUSTER testTwoHelpersClaimOneNode; }
 haSentinelFailoverIsNotDeath() {
 	local d old; d=$(scratch)/fo; mkdir -p "$d"
 	old=$(ha_master)
@@ -283,6 +315,7 @@ if [ "$STORE" = ha ]; then
 	suite() {
 		suite_addTest haDeadNodeNamedSentinel
 		suite_addTest haDeadNodeNamedCluster
+		suite_addTest haTwoHelpersClaimOneNodeCluster
 		suite_addTest haSentinelFailoverIsNotDeath
 	}
 fi
