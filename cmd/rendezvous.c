@@ -2,6 +2,8 @@
  * The work is in lib/rdv*.c: where it listens (rdvaddr.c), whose lifetime it
  * follows (rdvowner.c), its directory and password (rdvstate.c), running and
  * supervising it (rdvserver.c) and asking it (rdvquery.c). */
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,11 +156,16 @@ start(const struct ac_cmd *self, struct ac_args *a)
 		return AC_EXIT_USAGE;
 	}
 	/* Started before by this script, its lines not evaluated (so the
-	 * check above saw nothing): a word, not a refusal; both serve. */
+	 * check above saw nothing): a word, not a refusal; both serve. Not
+	 * where the lines go to a file or JSON is asked for: kept to be read
+	 * later, two servers may well be meant. */
 	{
 		struct ac_rdv_state old;
+		struct stat out;
 
-		if (ac_rdv_same_owner(c.dir, c.owner.pid, &old)) {
+		if (!a->seen[OPT_JSON] && !(fstat(STDOUT_FILENO, &out) == 0 &&
+		    S_ISREG(out.st_mode)) &&
+		    ac_rdv_same_owner(c.dir, c.owner.pid, &old)) {
 			url_of(&old, url, sizeof(url));
 			ac_warnx("start: this script (%.31s, pid %ld) "
 			    "started one before, which still runs (%s, pid %ld):"

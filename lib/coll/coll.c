@@ -467,7 +467,10 @@ ac_job_arrive(struct ac_job *j, long lrank, int op, int scope, int role,
 		*why = "invalid scope";
 		return NULL;
 	}
-	if (lrank < 0 || lrank >= j->lsize || source < 0) {
+	/* A node-scope source is a local rank: one past the node's size
+	 * would index past its arrays (a client's word, never trusted). */
+	if (lrank < 0 || lrank >= j->lsize || source < 0 ||
+	    (scope == AC_SCOPE_NODE && op == AC_OP_RESULT && source >= j->lsize)) {
 		*why = "invalid rank";
 		return NULL;
 	}
@@ -721,14 +724,10 @@ guess_rank(const struct ac_job *j, long l)
 }
 
 int
-ac_coll_lacks_unseen(const struct ac_job *j, const struct ac_coll *c)
+ac_job_unseen(const struct ac_job *j)
 {
-	long sl;
-
-	if (c->op == AC_OP_RESULT)	/* waits for its source alone */
-		return (sl = source_lrank(j, c)) >= 0 && rank_of(j, sl) < 0;
-	for (long l = 0; l < j->lsize; l++)
-		if (!c->arrived[l] && rank_of(j, l) < 0)
+	for (long l = 0; j->rank_of != NULL && l < j->lsize; l++)
+		if (rank_of(j, l) < 0)
 			return 1;
 	return 0;
 }

@@ -229,8 +229,8 @@ void ac_job_gc(struct ac_job *j);
 /* "3/4 arrived; missing: rank 3 (node 0)" and the like, for C. */
 void ac_coll_summary(const struct ac_job *j, const struct ac_coll *c,
     char *buf, size_t len);
-/* 1 when C lacks a local rank that never connected to this helper. */
-int  ac_coll_lacks_unseen(const struct ac_job *j, const struct ac_coll *c);
+/* 1 when a local rank of J never connected to this helper. */
+int  ac_job_unseen(const struct ac_job *j);
 /* The text of "accelctl status": one line per collective in flight. */
 void ac_job_status(const struct ac_job *j, char *buf, size_t len);
 

@@ -765,14 +765,14 @@ ac_hconn_timers(long now, long *next_out)
 		ac_where_append(c->coll, text, sizeof(text));
 		c->timeout_text = strdup(text);
 	}
-	/* The waits that lack a rank that never connected: after a while,
-	 * /proc is read for a helper of this node that such ranks may serve
-	 * from another network namespace (twin.c); those waits then fail. */
+	/* While ranks wait and one of the node's never connected, /proc is
+	 * read now and then for it, alive where it cannot reach this helper
+	 * (another network namespace and /tmp: twin.c); found, the node is
+	 * split, and every wait on it fails. */
 	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next)
-		if (c->coll != NULL && ac_coll_lacks_unseen(&ac_hs.job, c->coll) &&
-		    (since < 0 || c->waiting_since < since))
+		if (c->coll != NULL && (since < 0 || c->waiting_since < since))
 			since = c->waiting_since;
-	twin = ac_twin_timer(now, since, &next);
+	twin = ac_twin_timer(now, ac_job_unseen(&ac_hs.job) ? since : -1, &next);
 	for (struct ac_hconn *c = ac_hs.conns; c != NULL; c = c->next) {
 		const char *down;
 		int final;
@@ -785,7 +785,7 @@ ac_hconn_timers(long now, long *next_out)
 		if (slow_client(c, now, &next) || c->coll == NULL)
 			continue;
 		waiting++;
-		if (twin != NULL && ac_coll_lacks_unseen(&ac_hs.job, c->coll)) {
+		if (twin != NULL) {
 			send_text(c, AC_MSG_FAILED, twin);
 			detach(c);
 			continue;

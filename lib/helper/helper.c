@@ -498,6 +498,12 @@ loop(void)
 			struct signalfd_siginfo si;
 
 			while (read(D.sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				/* A helper that found this node split asks
+				 * us to look now (twin.c). */
+				if (si.ssi_signo == SIGUSR2) {
+					ac_twin_poke();
+					continue;
+				}
 				ac_log("signal %u: exiting", si.ssi_signo);
 				ac_hs.stop = 1;
 			}
@@ -600,6 +606,7 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	D.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	{
@@ -637,7 +644,8 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 	if (unlink(D.paths.sock) == 0)
 		ac_log("removed the stale socket of a helper that died");
 	/* Not for a job run by hand: its runs in two containers are two jobs. */
-	ac_twin_init(D.paths.pid, t->job_id_from == NULL ||
+	ac_twin_init(t->job_id, t->v[AC_NODE] >= 0 ? t->v[AC_NODE] : 0,
+	    D.paths.dir, D.paths.dfd, t->job_id_from == NULL ||
 	    strcmp(t->job_id_from, "default") != 0);
 	ac_hs.job.rec = &ac_record;	/* the replay and every change after it */
 	if (ac_journal_open(&ac_hs.job, D.paths.state) == -1) {

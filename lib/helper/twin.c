@@ -1,53 +1,87 @@
-/* twin.c: a second helper of this job's node that its ranks cannot reach (another network namespace and another /tmp), found in /proc, so that the waits fail at once, saying what to set, instead of at their deadline. */
+/* twin.c: ranks of this node that live where this helper cannot be reached (another network namespace and another /tmp), found in /proc, so that the waits fail at once, saying what to set, instead of at their deadline. */
+#include <sys/stat.h>
+
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "hstate.h"
 #include "log.h"
+#include "rankproc.h"
 #include "twin.h"
 
 /*
  * Ranks of one node meet by the runtime directory's socket or, where each
  * has its own /tmp, by the abstract name (rundir.c). A container per rank
  * with its own network namespace as well (podman or bubblewrap without the
- * host's network, `unshare -n`) shares neither: each rank there starts a
- * helper of its own, and every one of them waits for ranks that "never
- * connected" until the deadline. What those helpers still share, in every
- * runtime that keeps the host's pid namespace (enroot, Apptainer,
- * bubblewrap, `podman --pid host`), is /proc: a helper is a process of
- * ours named "accelctl-helper" (helper.c sets its comm) that holds this
- * job's pid file (the file's name is the job's and the node's, whatever
- * its directory) open and lives in another network namespace. Both sides
- * find each other. A runtime with its own pid namespace hides the helpers
- * from each other: documented (DESIGN-NOTES "One node, one helper").
+ * host's network, `unshare -n` with a private /tmp) shares neither: each
+ * rank starts a helper of its own, and every one of them waited for ranks
+ * that "never connected" until the deadline. What such containers still
+ * share, in every runtime that keeps the host's pid namespace (enroot,
+ * Apptainer, bubblewrap, `podman --pid host`), is /proc: the missing rank
+ * itself is there, a process of our user whose environment says it is
+ * that local rank of this job's node, in another network namespace, and
+ * one that does not see our runtime directory (its /proc/PID/root has
+ * another file there, or none). That is evidence of a split, where a
+ * helper alone is not: an earlier launch's idle helper, or a run kept
+ * apart on purpose by another ACCELCTL_RUNTIME_DIR, is no rank. Both sides
+ * find each other. A runtime with its own pid namespace per rank hides
+ * them: documented (DESIGN-NOTES "One node, one helper").
  *
- * The scan reads /proc only while a wait misses a rank that never
- * connected, TWIN_AFTER_MS into it, then every TWIN_EVERY_MS: a rank that
- * is merely late costs a few stat(2)s per process every few seconds.
+ * The scan reads /proc only while a wait lasts and a local rank never
+ * connected: TWIN_AFTER_MS into the wait, then after TWIN_EVERY_MS,
+ * doubling up to TWIN_MAX_MS: a rank that is merely late (minutes of
+ * preprocessing) costs two stat(2)s per process of ours now and then, and
+ * an environment read only for processes in another network namespace.
  */
 #define TWIN_AFTER_MS	5000
 #define TWIN_EVERY_MS	4000
+#define TWIN_MAX_MS	60000
+/* Found, the waits here fail this much later: the other side's helper,
+ * told (SIGUSR2), reads /proc while this side's ranks still live. */
+#define TWIN_GRACE_MS	1500
 
 static struct {
-	char	 pidname[320];	/* our pid file's base name; "": off */
-	long	 next_scan;	/* ms; 0: not scheduled */
-	char	*found;		/* the failure's text, while the twin lives */
+	const char	*job_id;
+	long		 node;
+	char		 dir[512];	/* the runtime directory, by name */
+	dev_t		 dev;		/* ... and as a file */
+	ino_t		 ino;
+	char		 rtenv[512];	/* our ACCELCTL_RUNTIME_DIR, "" unset */
+	int		 on;
+	long		 next_scan;	/* ms; 0: not scheduled */
+	long		 every;		/* ms until the scan after the next */
+	int		 poked;		/* told to look now */
+	long		 fail_at;	/* ms: found; the waits fail from then */
+	char		*found;		/* the failure's text (for good) */
 } T;
 
 void
-ac_twin_init(const char *pidfile, int enabled)
+ac_twin_poke(void)
 {
-	const char *slash = strrchr(pidfile, '/');
+	T.poked = 1;
+}
 
-	T.pidname[0] = '\0';
-	if (enabled)
-		snprintf(T.pidname, sizeof(T.pidname), "%s",
-		    slash != NULL ? slash + 1 : pidfile);
+void
+ac_twin_init(const char *job_id, long node, const char *dir, int dfd,
+    int enabled)
+{
+	struct stat st;
+	const char *rt = getenv("ACCELCTL_RUNTIME_DIR");
+
+	memset(&T, 0, sizeof(T));
+	T.job_id = job_id;
+	T.node = node;
+	snprintf(T.dir, sizeof(T.dir), "%s", dir);
+	snprintf(T.rtenv, sizeof(T.rtenv), "%s", rt != NULL ? rt : "");
+	T.on = enabled && dir[0] == '/' && fstat(dfd, &st) == 0;
+	if (T.on) {
+		T.dev = st.st_dev;
+		T.ino = st.st_ino;
+	}
 }
 
 void
@@ -68,40 +102,73 @@ ns_of(const char *pid, const char *ns)
 	return stat(path, &st) == 0 ? (unsigned long)st.st_ino : 0;
 }
 
-/* 1 when process PID holds a file named T.pidname open. */
+/* Is process PID a helper ("accelctl helper ...", whatever its comm)? */
 static int
-holds_pidfile(const char *pid)
+is_helper(const char *pid)
 {
-	char path[300], link[1024];
-	struct dirent *e;
-	DIR *d;
-	int yes = 0;
+	char path[300], cmd[64];
+	size_t n;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%s/fd", pid);
-	if ((d = opendir(path)) == NULL)
-		return 0;
-	while (!yes && (e = readdir(d)) != NULL) {
-		char fdpath[600];
-		const char *base;
-		ssize_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, e->d_name);
-		if ((n = readlink(fdpath, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[n] = '\0';
-		base = strrchr(link, '/');
-		yes = base != NULL && strcmp(base + 1, T.pidname) == 0;
-	}
-	closedir(d);
-	return yes;
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 1;	/* gone: nothing to name */
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	return strstr(cmd, "accelctl helper") != NULL;
 }
 
-/* A helper of this job's node in another network namespace: its pid, or 0. */
-static long
-scan(void)
+/* Does process PID see our runtime directory (the same file)? */
+static int
+sees_dir(const char *pid)
 {
+	char path[900];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/root%s", pid, T.dir);
+	return stat(path, &st) == 0 && st.st_dev == T.dev && st.st_ino == T.ino;
+}
+
+/* The helpers of our job's node in network namespace NET are told to
+ * look now (SIGUSR2): they find our ranks before these leave. */
+static void
+tell_helpers(unsigned long net)
+{
+	uid_t uid = getuid();
+	struct dirent *e;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], rt[512];
+		struct stat st;
+		long pid, l;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		pid = strtol(e->d_name, NULL, 10);
+		snprintf(path, sizeof(path), "/proc/%s", e->d_name);
+		if (stat(path, &st) == -1 || st.st_uid != uid ||
+		    ns_of(e->d_name, "net") != net || !is_helper(e->d_name))
+			continue;
+		if (ac_rankproc_local_rank(pid, T.job_id, T.node, &l, rt,
+		    sizeof(rt)) == 0 && strcmp(rt, T.rtenv) == 0)
+			(void)kill((pid_t)pid, SIGUSR2);
+	}
+	closedir(d);
+}
+
+/* A local rank of ours that never connected, alive where it cannot reach
+ * us: its pid, local rank and network namespace, or 0. */
+static long
+scan(long *lrank_out, unsigned long *net_out)
+{
+	struct ac_job *j = &ac_hs.job;
 	unsigned long mynet = ns_of("self", "net");
 	uid_t uid = getuid();
 	pid_t self = getpid();
@@ -109,14 +176,13 @@ scan(void)
 	long found = 0;
 	DIR *d;
 
-	if (mynet == 0 || (d = opendir("/proc")) == NULL)
+	if (mynet == 0 || j->rank_of == NULL || (d = opendir("/proc")) == NULL)
 		return 0;
 	while (found == 0 && (e = readdir(d)) != NULL) {
-		char path[300], comm[32];
+		char path[300], rt[512];
 		struct stat st;
 		unsigned long net;
-		long pid;
-		FILE *f;
+		long pid, l;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
@@ -124,17 +190,17 @@ scan(void)
 		snprintf(path, sizeof(path), "/proc/%s", e->d_name);
 		if (pid == (long)self || stat(path, &st) == -1 || st.st_uid != uid)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if ((f = fopen(path, "re")) == NULL)
-			continue;
-		if (fgets(comm, sizeof(comm), f) == NULL)
-			comm[0] = '\0';
-		fclose(f);
-		if (strcmp(comm, "accelctl-helper\n") != 0)
-			continue;
 		net = ns_of(e->d_name, "net");
-		if (net != 0 && net != mynet && holds_pidfile(e->d_name))
+		if (net == 0 || net == mynet || is_helper(e->d_name) ||
+		    sees_dir(e->d_name))
+			continue;
+		if (ac_rankproc_local_rank(pid, T.job_id, T.node, &l, rt,
+		    sizeof(rt)) == 0 && l >= 0 && l < j->lsize &&
+		    j->rank_of[l] < 0 && strcmp(rt, T.rtenv) == 0) {
 			found = pid;
+			*lrank_out = l;
+			*net_out = net;
+		}
 	}
 	closedir(d);
 	return found;
@@ -143,45 +209,67 @@ scan(void)
 const char *
 ac_twin_timer(long now, long waited_since, long *next)
 {
-	long pid, due;
+	long pid, l = -1, due;
+	unsigned long net = 0;
 
-	if (T.pidname[0] == '\0')
+	if (!T.on)
 		return NULL;
 	if (waited_since < 0) {
 		T.next_scan = 0;
+		T.every = 0;
 		return NULL;
 	}
-	/* A twin found before is looked for again at once: a wait it
-	 * splits fails without waiting. */
-	due = T.next_scan > 0 ? T.next_scan : T.found != NULL ? waited_since :
+	/* Found once, the node is split for good: the rank found never
+	 * connects here (it may have failed and left since: no evidence
+	 * then, but no way either), and every later wait fails at once. */
+	if (T.found != NULL) {
+		if (now >= T.fail_at)
+			return T.found;
+		if (*next < 0 || T.fail_at < *next)
+			*next = T.fail_at;
+		return NULL;
+	}
+	due = T.poked ? now : T.next_scan > 0 ? T.next_scan :
 	    waited_since + TWIN_AFTER_MS;
+	T.poked = 0;
 	if (now < due) {
 		if (*next < 0 || due < *next)
 			*next = due;
 		return T.found;
 	}
-	T.next_scan = now + TWIN_EVERY_MS;
+	T.every = T.every == 0 ? TWIN_EVERY_MS : T.every * 2 > TWIN_MAX_MS ?
+	    TWIN_MAX_MS : T.every * 2;
+	T.next_scan = now + T.every;
 	if (*next < 0 || T.next_scan < *next)
 		*next = T.next_scan;
-	pid = scan();
-	free(T.found);
-	T.found = NULL;
+	pid = scan(&l, &net);
 	if (pid != 0) {
-		char host[256], text[900];
+		char host[256], comm[64] = "?", path[64], text[1400];
+		FILE *f;
 
 		if (gethostname(host, sizeof(host)) == -1)
 			snprintf(host, sizeof(host), "this host");
 		host[sizeof(host) - 1] = '\0';
-		snprintf(text, sizeof(text), "another helper serves this job's "
-		    "node on %s: pid %ld, in another network namespace, with "
-		    "its own runtime directory: its ranks and these cannot meet "
-		    "(a container per rank, without the host's network and a "
-		    "shared /tmp). Give the ranks of a node one network "
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		if ((f = fopen(path, "re")) != NULL) {
+			if (fgets(comm, sizeof(comm), f) != NULL)
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		snprintf(text, sizeof(text), "local rank %ld of this node runs "
+		    "on %.100s as pid %ld (%s) in another network namespace, without "
+		    "this runtime directory (%.300s): its helper and this one cannot "
+		    "meet (a container per rank, without the host's network and "
+		    "a shared /tmp). Give the ranks of a node one network "
 		    "namespace (podman --network host), or set "
-		    "ACCELCTL_RUNTIME_DIR to a directory they all see", host,
-		    pid);
+		    "ACCELCTL_RUNTIME_DIR to a directory they all see", l, host,
+		    pid, comm, T.dir);
 		ac_log("%s", text);
 		T.found = strdup(text);
+		T.fail_at = now + TWIN_GRACE_MS;
+		if (*next < 0 || T.fail_at < *next)
+			*next = T.fail_at;
+		tell_helpers(net);
 	}
-	return T.found;
+	return NULL;
 }

@@ -211,6 +211,32 @@ is_rank(long pid, const char *job_id, long long rank)
 	return yes;
 }
 
+int
+ac_rankproc_local_rank(long pid, const char *job_id, long node, long *lrank,
+    char *rtdir, size_t rtlen)
+{
+	struct penv e;
+	struct ac_topo t;
+	char err[256];
+	const char *rt;
+	int yes;
+
+	if (penv_read(pid, &e) == -1)
+		return -1;
+	yes = ac_topo_detect(&t, penv_get, &e, err, sizeof(err)) == 0 &&
+	    strcmp(t.launcher, "none") != 0 && t.v[AC_LRANK] >= 0 &&
+	    (t.v[AC_NODE] == node || (t.v[AC_NODE] < 0 && node == 0)) &&
+	    ac_topo_job_id(&t, penv_get, &e, err, sizeof(err)) == 0 &&
+	    strcmp(t.job_id, job_id) == 0;
+	if (yes) {
+		*lrank = t.v[AC_LRANK];
+		rt = penv_get("ACCELCTL_RUNTIME_DIR", &e);
+		snprintf(rtdir, rtlen, "%s", rt != NULL ? rt : "");
+	}
+	free(e.buf);
+	return yes ? 0 : -1;
+}
+
 static void
 read_comm(long pid, char *comm, size_t len)
 {

@@ -41,6 +41,12 @@ struct ac_rankroot {
 int ac_rankproc_root(long pid, const char *job_id, long long rank,
     struct ac_rankroot *r);
 
+/* Is process PID (its environment) local rank *LRANK of node NODE of job
+ * JOB_ID under a launcher? 0 with *LRANK and its ACCELCTL_RUNTIME_DIR (""
+ * unset) in RTDIR, or -1. */
+int ac_rankproc_local_rank(long pid, const char *job_id, long node,
+    long *lrank, char *rtdir, size_t rtlen);
+
 /* Is R's process still the one it was, and running? */
 int ac_rankproc_root_alive(const struct ac_rankroot *r);
 

@@ -475,6 +475,28 @@ test_status_all_left(void)
 	ac_job_free(&j);
 }
 
+/* A node-scope result's source is a local rank: one past the node's size is
+ * refused (a client's word; the first review of the split check crashed a
+ * helper with source 100000000, read as a local rank). */
+static void
+test_node_source_checked(void)
+{
+	struct ac_job j;
+	const char *why = "";
+
+	new_job(&j);
+	CHECK(ac_job_shape(&j, 2, 2, 0, 1) == 0);
+	ac_job_hello(&j, 0, 0);
+	CHECK(ac_job_arrive(&j, 0, AC_OP_RESULT, AC_SCOPE_NODE, AC_ROLE_WAIT,
+	    "w:x", 1, -1, 100000000, 0, &why) == NULL);
+	CHECK(strcmp(why, "invalid rank") == 0);
+	CHECK(ac_job_arrive(&j, 0, AC_OP_RESULT, AC_SCOPE_NODE, AC_ROLE_WAIT,
+	    "w:x", 1, -1, 2, 0, &why) == NULL);
+	CHECK(ac_job_arrive(&j, 0, AC_OP_RESULT, AC_SCOPE_NODE, AC_ROLE_WAIT,
+	    "w:x", 1, -1, 1, 0, &why) != NULL);
+	ac_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -491,6 +513,7 @@ main(void)
 	test_withdraw_owed_compacted(path);
 	test_torn_everywhere(path);
 	test_status_all_left();
+	test_node_source_checked();
 	/* Linear in the names: a walk per record was their square (20,000
 	 * took 4.5 s before the helper served). */
 	write_names(pathq, n / 4);

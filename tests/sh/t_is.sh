@@ -76,7 +76,7 @@ expect_env_error() {
 
 testMalformed() { expect_env_error "invalid RANK='abc': not a non-negative integer" RANK=abc WORLD_SIZE=2; }
 testRankNotBelowWorld() { expect_env_error "inconsistent environment: RANK=3 is not below WORLD_SIZE=2" RANK=3 WORLD_SIZE=2; }
-testLocalRankWithoutSize() { expect_env_error "LOCAL_RANK is set but LOCAL_WORLD_SIZE" RANK=0 WORLD_SIZE=2 LOCAL_RANK=0; }
+testLocalRankWithoutSize() { expect_env_error "LOCAL_RANK is set but neither LOCAL_WORLD_SIZE nor LOCAL_SIZE is" RANK=0 WORLD_SIZE=2 LOCAL_RANK=0; }
 testSlurmGarbage() {
 	expect_env_error "invalid SLURM_STEP_TASKS_PER_NODE='garbage'" SLURM_PROCID=0 SLURM_STEP_ID=0 \
 		SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NODEID=0 SLURM_STEP_TASKS_PER_NODE=garbage

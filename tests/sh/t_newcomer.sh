@@ -271,10 +271,13 @@ testRendezvousStartTwice() {
 	# second start says that this script started one that still runs.
 	env -i PATH="$ACCELCTL_BIN_DIR:/usr/sbin:/usr/bin:/bin" HOME="$d" TMPDIR="$d" bash -c '
 		accelctl rendezvous start >/dev/null 2>'"$d"'/err3 || exit 9
-		accelctl rendezvous start >/dev/null 2>'"$d"'/err4; echo "second=$?"' >"$d/out2" 2>&1
+		accelctl rendezvous start >/dev/null 2>'"$d"'/err4; echo "second=$?"
+		accelctl rendezvous start >'"$d"'/kept.env 2>'"$d"'/err5' >"$d/out2" 2>&1
 	assertContains "$(cat "$d/out2")" "second=0"
 	assertEquals "the first start says nothing" "" "$(cat "$d/err3")"
 	assertContains "$(cat "$d/err4")" "started one before, which still runs"
+	# Lines kept in a file, to be read later: two servers may be meant.
+	assertEquals "no word when the lines go to a file" "" "$(cat "$d/err5")"
 }
 
 # Runtime files of jobs long over do not pile up: a helper that starts
