@@ -42,14 +42,15 @@ check_job() {
 	assertTrue "nobody left the barrier before the last arrived" "[ $first_out -ge $last_in ]"
 }
 
-# readme_snippet NAME FILE: the fenced block after "<!-- snippet: NAME -->" in README.md,
-# written to FILE, so that the suites run the README's examples as they stand.
+# readme_snippet NAME FILE: the fenced block after "<!-- snippet: NAME -->" in README.md
+# (or docs/launchers.md, where the other launchers' examples are), written to FILE, so
+# that the suites run the documented examples as they stand.
 readme_snippet() {
 	awk -v tag="<!-- snippet: $1 -->" '
 		$0 == tag { want = 1; next }
 		want && /^```/ { if (inside) exit; inside = 1; next }
-		inside { print }' "$ACCELCTL_SRC/README.md" >"$2"
-	[ -s "$2" ] || fail "README.md has no snippet $1"
+		inside { print }' "$ACCELCTL_SRC/README.md" "$ACCELCTL_SRC/docs/launchers.md" >"$2"
+	[ -s "$2" ] || fail "neither README.md nor docs/launchers.md has a snippet $1"
 }
 
 # make_stubs DIR: the commands the README's examples call (fetch-data.sh, train.py, ...),

@@ -82,7 +82,7 @@ testFishCompletionCommands() {
 
 # The detection rows, in order: the last paragraph of --help (printed from
 # detection's own table), the ENVIRONMENT list of the man page (".Li NAME" after
-# each ".It") and the README's detection table (its `info` column).
+# each ".It") and the detection table of docs/launchers.md (its `info` column).
 testLaunchersAgree() {
 	local help man readme
 	run -- --help
@@ -94,11 +94,11 @@ testLaunchersAgree() {
 		item == 2 && /^\.Pq Li / { print $3 } item == 2 { item = 0 }
 		item == 1 && /^\.Li / { print $2; item = 2 }' "$MAN")
 	readme=$(awk '/^\| order \| `info` \|/ { on = 1; next } on && !/^\|/ { exit }
-		on && /^\| [0-9]/ { n = split($0, c, "|"); print c[3] }' "$ACCELCTL_SRC/README.md" |
+		on && /^\| [0-9]/ { n = split($0, c, "|"); print c[3] }' "$ACCELCTL_SRC/docs/launchers.md" |
 		tr -d '`()' | tr -s ' ' '\n' | grep .)
 	assertContains "help names flux" "$help" flux
 	assertEquals "launchers: man/accelctl.1 ENVIRONMENT against --help" "$help" "$man"
-	assertEquals "launchers: README's detection table against --help" "$help" "$readme"
+	assertEquals "launchers: docs/launchers.md's detection table against --help" "$help" "$readme"
 }
 
 # The README's command table names every command of --list-commands, and nothing
