@@ -73,7 +73,7 @@ static struct {
 	long			 backoff;
 	char			 token[512];
 	char			 refusal[512];	/* a large request's, during its callback */
-	char			 down[700];	/* "" while healthy */
+	char			 down[1024];	/* "" while healthy */
 	int			 final;
 	unsigned long		 nreq;
 	unsigned long		 answers;	/* answers and watch messages handed over */

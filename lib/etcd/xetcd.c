@@ -1596,7 +1596,8 @@ put_member(long run)
 		    X.job->node);
 		node_key(claim, sizeof(claim), "claim", run, X.job->node);
 		json_array_append_new(fail, ej_range(beat, 0));
-		json_array_append_new(fail, op_put(claim, me, strlen(me)));
+		if (*me != '\0')
+			json_array_append_new(fail, op_put(claim, me, strlen(me)));
 	}
 	if (ac_econn_call("/v3/kv/txn", ej_txn(cmp, json_pack("[o]", op_put(member,
 	    nonce, strlen(nonce))), fail), on_member, NULL) == -1)

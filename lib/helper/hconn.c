@@ -858,6 +858,10 @@ ac_hconn_timers(long now, long *next_out)
 		if (c->progress_ms > 0 && (next < 0 || c->next_progress < next))
 			next = c->next_progress;
 	}
+	/* A split node never posts: the other nodes would wait for it to
+	 * their deadline. They are told, as by abort (exit 3, the words). */
+	if (twin != NULL && ac_hs.job.nnodes > 1 && ac_hs.job.aborted == NULL)
+		ac_job_abort(&ac_hs.job, -1, twin);
 	*next_out = next;
 	return waiting;
 }

@@ -574,6 +574,11 @@ ac_helper_main(const struct ac_topo *t, int ready_fd, int foreground)
 		ac_warnx("%s", err);
 		return AC_EXIT_USAGE;
 	}
+	/* SIGUSR2 is a helper's word to another (twin.c), never death:
+	 * blocked before the name that makes this process one. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (!foreground) {
 		detach_stdio();
 		prctl(PR_SET_NAME, "accelctl-helper");

@@ -25,11 +25,16 @@
  * itself is there, a process of our user whose environment says it is
  * that local rank of this job's node, in another network namespace, and
  * one that does not see our runtime directory (its /proc/PID/root has
- * another file there, or none). That is evidence of a split, where a
- * helper alone is not: an earlier launch's idle helper, or a run kept
- * apart on purpose by another ACCELCTL_RUNTIME_DIR, is no rank. Both sides
- * find each other. A runtime with its own pid namespace per rank hides
- * them: documented (DESIGN-NOTES "One node, one helper").
+ * another file there, or none), with a helper of this node beside it in
+ * that namespace. The two together are the evidence: a helper alone may be
+ * an earlier launch's, idle, or a run kept apart on purpose by another
+ * ACCELCTL_RUNTIME_DIR (first review); a rank's process alone may be a
+ * step it runs in a sandbox of its own, without network (second review).
+ * Found, the waits fail after a grace in which the other side's helpers,
+ * told by SIGUSR2, look at once and fail theirs: both sides fail. Found
+ * stays found until that rank connects here; across nodes the other nodes
+ * are told as by abort (hconn.c). A runtime with its own pid namespace per
+ * rank hides the ranks: documented (DESIGN-NOTES "One node, one helper").
  *
  * The scan reads /proc only while a wait lasts and a local rank never
  * connected: TWIN_AFTER_MS into the wait, then after TWIN_EVERY_MS,
@@ -57,6 +62,7 @@ static struct {
 	int		 poked;		/* told to look now */
 	long		 fail_at;	/* ms: found; the waits fail from then */
 	char		*found;		/* the failure's text (for good) */
+	long		 lrank;		/* ... of that local rank */
 } T;
 
 void
@@ -133,45 +139,89 @@ sees_dir(const char *pid)
 	return stat(path, &st) == 0 && st.st_dev == T.dev && st.st_ino == T.ino;
 }
 
-/* The helpers of our job's node in network namespace NET are told to
- * look now (SIGUSR2): they find our ranks before these leave. */
-static void
-tell_helpers(unsigned long net)
+/* E's pid, when it is a process of UID other than SELF, else 0. */
+static long
+ours(const struct dirent *e, uid_t uid, pid_t self)
+{
+	char path[300];
+	struct stat st;
+	long pid;
+
+	if (e->d_name[0] < '1' || e->d_name[0] > '9')
+		return 0;
+	pid = strtol(e->d_name, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/%s", e->d_name);
+	return pid != (long)self && stat(path, &st) == 0 && st.st_uid == uid ?
+	    pid : 0;
+}
+
+/* Is process PID (named NAME in /proc) of our job's node, with our
+ * ACCELCTL_RUNTIME_DIR? Its local rank into *L. */
+static int
+of_our_node(long pid, long *l)
+{
+	char rt[512];
+
+	return ac_rankproc_local_rank(pid, T.job_id, T.node, l, rt,
+	    sizeof(rt)) == 0 && strcmp(rt, T.rtenv) == 0;
+}
+
+/* Is process NAME a helper that blocks SIGUSR2 (its comm, set with the
+ * signals blocked) and not the other commands of "accelctl helper"? */
+static int
+is_serving_helper(const char *name)
+{
+	char path[300], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/comm", name);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "accelctl-helper\n") == 0 && is_helper(name);
+}
+
+/*
+ * The helpers of our job's node in network namespace NET: their number,
+ * and each sent SIGUSR2 when TELL (they look now, and find our ranks
+ * before these leave). A namespace with no such helper is no split: a
+ * rank's own sandbox (a child run without network, with the rank's
+ * environment) is not another side that waits.
+ */
+static long
+helpers_in(unsigned long net, int tell)
 {
 	uid_t uid = getuid();
 	struct dirent *e;
+	long n = 0, pid, l;
 	DIR *d;
 
 	if ((d = opendir("/proc")) == NULL)
-		return;
+		return 0;
 	while ((e = readdir(d)) != NULL) {
-		char path[300], rt[512];
-		struct stat st;
-		long pid, l;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+		if ((pid = ours(e, uid, getpid())) == 0 ||
+		    ns_of(e->d_name, "net") != net || !is_serving_helper(e->d_name) ||
+		    !of_our_node(pid, &l))
 			continue;
-		pid = strtol(e->d_name, NULL, 10);
-		snprintf(path, sizeof(path), "/proc/%s", e->d_name);
-		if (stat(path, &st) == -1 || st.st_uid != uid ||
-		    ns_of(e->d_name, "net") != net || !is_helper(e->d_name))
-			continue;
-		if (ac_rankproc_local_rank(pid, T.job_id, T.node, &l, rt,
-		    sizeof(rt)) == 0 && strcmp(rt, T.rtenv) == 0)
+		n++;
+		if (tell)
 			(void)kill((pid_t)pid, SIGUSR2);
 	}
 	closedir(d);
+	return n;
 }
 
 /* A local rank of ours that never connected, alive where it cannot reach
- * us: its pid, local rank and network namespace, or 0. */
+ * us, beside a helper of our node: its pid, local rank and network
+ * namespace, or 0. */
 static long
 scan(long *lrank_out, unsigned long *net_out)
 {
 	struct ac_job *j = &ac_hs.job;
 	unsigned long mynet = ns_of("self", "net");
 	uid_t uid = getuid();
-	pid_t self = getpid();
 	struct dirent *e;
 	long found = 0;
 	DIR *d;
@@ -179,24 +229,17 @@ scan(long *lrank_out, unsigned long *net_out)
 	if (mynet == 0 || j->rank_of == NULL || (d = opendir("/proc")) == NULL)
 		return 0;
 	while (found == 0 && (e = readdir(d)) != NULL) {
-		char path[300], rt[512];
-		struct stat st;
 		unsigned long net;
 		long pid, l;
 
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		pid = strtol(e->d_name, NULL, 10);
-		snprintf(path, sizeof(path), "/proc/%s", e->d_name);
-		if (pid == (long)self || stat(path, &st) == -1 || st.st_uid != uid)
+		if ((pid = ours(e, uid, getpid())) == 0)
 			continue;
 		net = ns_of(e->d_name, "net");
 		if (net == 0 || net == mynet || is_helper(e->d_name) ||
 		    sees_dir(e->d_name))
 			continue;
-		if (ac_rankproc_local_rank(pid, T.job_id, T.node, &l, rt,
-		    sizeof(rt)) == 0 && l >= 0 && l < j->lsize &&
-		    j->rank_of[l] < 0 && strcmp(rt, T.rtenv) == 0) {
+		if (of_our_node(pid, &l) && l >= 0 && l < j->lsize &&
+		    j->rank_of[l] < 0 && helpers_in(net, 0) > 0) {
 			found = pid;
 			*lrank_out = l;
 			*net_out = net;
@@ -219,9 +262,16 @@ ac_twin_timer(long now, long waited_since, long *next)
 		T.every = 0;
 		return NULL;
 	}
-	/* Found once, the node is split for good: the rank found never
-	 * connects here (it may have failed and left since: no evidence
-	 * then, but no way either), and every later wait fails at once. */
+	/* Found once, the node is split until that rank connects here (it
+	 * may have failed and left since: no evidence then, but no way
+	 * either): every later wait fails at once. */
+	/* The rank found connected since (it was not split after all):
+	 * forgotten. */
+	if (T.found != NULL && T.lrank >= 0 && T.lrank < ac_hs.job.lsize &&
+	    ac_hs.job.rank_of != NULL && ac_hs.job.rank_of[T.lrank] >= 0) {
+		free(T.found);
+		T.found = NULL;
+	}
 	if (T.found != NULL) {
 		if (now >= T.fail_at)
 			return T.found;
@@ -266,10 +316,11 @@ ac_twin_timer(long now, long waited_since, long *next)
 		    pid, comm, T.dir);
 		ac_log("%s", text);
 		T.found = strdup(text);
+		T.lrank = l;
 		T.fail_at = now + TWIN_GRACE_MS;
 		if (*next < 0 || T.fail_at < *next)
 			*next = T.fail_at;
-		tell_helpers(net);
+		(void)helpers_in(net, 1);
 	}
 	return NULL;
 }

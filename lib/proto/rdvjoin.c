@@ -60,6 +60,7 @@ static struct {
 	long	 probe_end, probe_next;	/* ms */
 	int	 probe_busy;	/* a read of the answer is out */
 	unsigned probe_epoch;	/* a new probe: older answers are stale */
+	long	 claimed_at;	/* ms: the last claim left (ac_rdvjoin_claimant) */
 } J;
 
 void
@@ -229,12 +230,21 @@ ac_rdvjoin_joined(enum ac_join how, long run)
  * next registration (a second at most) and fails too, each naming the
  * other. An idle holder says nothing, and the newcomer waits as before.
  */
+/* A claim is left at most this often while a registration is answered
+ * "held" again and again (once a second, waiting for node 0): each is an
+ * event for every node of that run (second review). */
+#define CLAIM_EVERY_MS	5000
+
 const char *
 ac_rdvjoin_claimant(void)
 {
 	static char me[120];
 	char host[64];
+	long now = ac_now_ms();
 
+	if (J.claimed_at != 0 && now - J.claimed_at < CLAIM_EVERY_MS)
+		return "";
+	J.claimed_at = now;
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "?");
 	host[sizeof(host) - 1] = '\0';
@@ -243,10 +253,32 @@ ac_rdvjoin_claimant(void)
 	return me;
 }
 
+/* "node 1 of job J is claimed by two helpers: this one and pid P on host
+ * H, TAIL (...)": on one host, two helpers for one node are ranks in
+ * separate containers, and the words say what to set (second review). */
+static void
+claim_words(char *why, size_t len, long pid, const char *host,
+    const char *tail)
+{
+	char me[256];
+
+	if (gethostname(me, sizeof(me)) == -1)
+		me[0] = '\0';
+	me[sizeof(me) - 1] = '\0';
+	snprintf(why, len, "node %ld of job %s is claimed by two helpers: this "
+	    "one and pid %ld on host %s, %s (%s)", J.job->node, J.job->id, pid,
+	    host, tail, strcmp(me, host) == 0 ? "on this host: ranks of one "
+	    "node in separate containers, without the host's network or a "
+	    "shared /tmp? Give them one network namespace (podman --network "
+	    "host), or set ACCELCTL_RUNTIME_DIR to a directory they all see" :
+	    "two hosts given one node rank, or two launches at once under one "
+	    "job id?");
+}
+
 void
 ac_rdvjoin_held(long run, const char *beat, size_t len)
 {
-	char buf[200], mine[20], why[600], host[80] = "?";
+	char buf[200], mine[20], why[700], host[80] = "?", tail[64];
 	const char *dup;
 	long pid = 0;
 
@@ -257,11 +289,8 @@ ac_rdvjoin_held(long run, const char *beat, size_t len)
 		/* "SEQ BOUNDms PID HOST dup NONCE" */
 		(void)sscanf(buf, "%*s %*s %ld %79s", &pid, host);
 		J.pending = 0;
-		snprintf(why, sizeof(why), "node %ld of job %s is claimed by two "
-		    "helpers: this one and pid %ld on host %s, in run %ld with "
-		    "its ranks running (two hosts given one node rank, or two "
-		    "launches at once under one job id?)", J.job->node,
-		    J.job->id, pid, host, run);
+		snprintf(tail, sizeof(tail), "in run %ld, its ranks waiting", run);
+		claim_words(why, sizeof(why), pid, host, tail);
 		J.st->fail(why);
 		return;
 	}
@@ -279,15 +308,16 @@ ac_rdvjoin_claimed(const char *key, const char *v, size_t len, char *nonce,
 		return 0;
 	snprintf(buf, sizeof(buf), "%.*s", (int)len, v);
 	snprintf(mine, sizeof(mine), "%016" PRIx64, J.rid->nonce);
+	/* Refused only while a rank of ours waits across nodes: that is
+	 * this launch at work. An earlier launch's idle helper (whose rank's
+	 * launcher may live on: j->alive counts it) gives the place up; a
+	 * holder between two waits refuses the claim repeated at its next
+	 * (second review). */
 	if (atol(key + 6) != J.job->node || !J.in ||
 	    sscanf(buf, "%16s %ld %79s", nonce, &pid, host) < 2 ||
-	    strcmp(nonce, mine) == 0 ||
-	    (J.job->alive != NULL && !J.job->alive(J.job)))
+	    strcmp(nonce, mine) == 0 || !ac_job_waiting_across(J.job))
 		return 0;
-	snprintf(why, whylen, "node %ld of job %s is claimed by two helpers: "
-	    "this one and pid %ld on host %s, which joins now (two hosts "
-	    "given one node rank, or two launches at once under one job id?)",
-	    J.job->node, J.job->id, pid, host);
+	claim_words(why, whylen, pid, host, "which joins now");
 	return 1;
 }
 

@@ -203,8 +203,6 @@ ac_rdvlive_up(void)
 
 /* --- this node's beat --- */
 
-static void beat(long now);
-
 static void
 on_beat(int ok, const char *v, size_t len, void *priv)
 {
@@ -218,23 +216,38 @@ on_beat(int ok, const char *v, size_t len, void *priv)
 	if (ok != -1 && now - L.beat_sent > L.read_ms)
 		again_from(now);
 	L.beat_sent = 0;
-	/* The refusal is in the store (or cannot be): now fail. Last: the
-	 * store's failure may stop everything. */
-	if (L.dup_why != NULL && L.dup[0] != '\0') {
-		L.dup[0] = '\0';
-		L.st->fail(L.dup_why);
-	}
+}
+
+/* The beat that says " dup NONCE" is in the store (or cannot be): now
+ * fail. Its own answer, not any beat's: one already out says nothing of
+ * the refusal (second review). The store's failure may stop everything. */
+static void
+on_refused(int ok, const char *v, size_t len, void *priv)
+{
+	(void)ok;
+	(void)v;
+	(void)len;
+	(void)priv;	/* a store that went away meanwhile: fail all the same */
+	if (L.peers == NULL || L.dup_why == NULL)
+		return;
+	L.st->fail(L.dup_why);
 }
 
 int
 ac_rdvlive_refuse(const char *nonce, const char *why)
 {
+	char v[200], key[48];
+	int n;
+
 	if (L.peers == NULL || L.dup_why != NULL)
 		return L.peers != NULL;
 	snprintf(L.dup, sizeof(L.dup), "%.16s", nonce);
 	if ((L.dup_why = strdup(why)) == NULL)
 		return 0;
-	beat(ac_now_ms());
+	n = snprintf(v, sizeof(v), "%ld %ldms %s dup %s", ++L.seq, L.bound_ms,
+	    L.me, L.dup);
+	snprintf(key, sizeof(key), "~beat/%ld", L.job->node);
+	L.st->put(key, v, (size_t)n, 0, on_refused, NULL);
 	return 1;
 }
 

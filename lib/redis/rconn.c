@@ -101,8 +101,8 @@ static struct {
 	int			 fatal;
 	int			 started;
 	int			 announced;	/* "connected" was logged */
-	char			 down[1024];
-	char			 logged[1024];	/* the last reason logged */
+	char			 down[1600];
+	char			 logged[1600];	/* the last reason logged */
 	long			 logged_at;
 	int			 down_logged;	/* no "connected" logged since */
 	char			 key[1024];	/* the blocking read's stream */
@@ -287,7 +287,7 @@ go_fatal(const char *what, const char *why)
 {
 	if (R.fatal || R.closing)
 		return;
-	snprintf(R.down, sizeof(R.down), "%s: %s%.300s", R.url.where, what, why);
+	snprintf(R.down, sizeof(R.down), "%s: %s%.700s", R.url.where, what, why);
 	log_reason(R.down, 1);
 	R.fatal = 1;
 	R.up = R.healthy = 0;

@@ -137,8 +137,8 @@ struct script {
  * without this node), that run is an earlier one and node 0 has not opened
  * this launch's yet: {2, run}, ask again; where the place is held by another
  * lineage, {5, run, the holder's beat (KEYS[6])}, and the holder is told of
- * the claim ("claim/NODE", ARGV[8] "NONCE PID HOST": rdvjoin.c's two helpers
- * for one node). A {2} or {5} also adds an entry to the
+ * the claim ("claim/NODE", ARGV[8] "NONCE PID HOST", or "" for none this
+ * time: rdvjoin.c's two helpers for one node). A {2} or {5} also adds an entry to the
  * job's wake stream, which node 0 reads: where Redis lost the run (FLUSHALL,
  * a restart empty) while node 0 waits for nothing, only node 0 can open it
  * again, and nothing else would tell it (on_wake). A fresh helper whose CUR
@@ -172,7 +172,8 @@ static struct script register_lua = { FANOUT_LUA
 "  if cur == 0 then wake() return {2, cur} end\n"
 "  if mine and mine ~= ARGV[3] then\n"
 "    wake()\n"
-"    fanout(KEYS[4], '=claim/' .. ARGV[2] .. '\\n' .. ARGV[8], ttl)\n"
+"    if ARGV[8] ~= '' then\n"
+"      fanout(KEYS[4], '=claim/' .. ARGV[2] .. '\\n' .. ARGV[8], ttl) end\n"
 "    return {5, cur, redis.call('GET', KEYS[6]) or ''} end\n"
 "  local pn = redis.call('HGET', KEYS[3], 'n')\n"
 "  if pn and pn ~= ARGV[6] then wake() return {2, cur} end\n"

@@ -216,6 +216,43 @@ testTwoHelpersClaimOneNode() {
 	assertContains "node 0 finds node 1 gone (out: $out; err: $err)" "$out" "n0=4"
 }
 
+# rank_on JOB NODE DIR CMD...: rank NODE of a 2-node job JOB (one rank a node),
+# its helper in runtime directory DIR (a "host" of its own).
+rank_on() {
+	local job=$1 node=$2 dir=$3; shift 3
+	mkdir -p -m 700 "$dir"
+	env ACCELCTL_JOB_ID="$job" ACCELCTL_NNODES=2 ACCELCTL_NODE_RANK="$node" ACCELCTL_LOCAL_RANK=0 \
+		ACCELCTL_LOCAL_WORLD_SIZE=1 ACCELCTL_RANK="$node" ACCELCTL_WORLD_SIZE=2 \
+		ACCELCTL_RUNTIME_DIR="$dir" ACCELCTL_RENDEZVOUS="$RDV" ACCELCTL_NODE_TIMEOUT=6s \
+		PATH="$ACCELCTL_BIN_DIR:$PATH" "$@"
+}
+
+# Not two helpers for one node: a job id used again, the earlier launch's
+# helpers idle while the driver that ran their ranks lives on (a per-host
+# script with more to do), and the new launch's node 1, on another host,
+# starts 8 s before its node 0. It waits for node 0 to open this launch's
+# run, and both pass (second review: the idle holder counted its rank's
+# launcher as its ranks running, refused, and node 1 exited 125).
+testEarlierLaunchIdleHelperGivesPlaceUp() {
+	local d job=again$$x$RANDOM g0 g1 p; d=$(scratch)/again; mkdir -p "$d"
+	rank_on "$job" 0 "$d/a0" bash -c 'bash -c "accelctl barrier --timeout 60s one"; touch '"$d"'/a0.done; sleep 120' &
+	g0=$!
+	rank_on "$job" 1 "$d/a1" bash -c 'bash -c "accelctl barrier --timeout 60s one"; touch '"$d"'/a1.done; sleep 120' &
+	g1=$!
+	eventually 60 test -e "$d/a0.done" -a -e "$d/a1.done"
+	rank_on "$job" 1 "$d/b1" bash -c 'accelctl barrier --timeout 90s one; echo "n1=$?"' >"$d/n1" 2>&1 &
+	p=$!
+	sleep 8	# the scenario: node 0 of the new launch is late
+	rank_on "$job" 0 "$d/b0" bash -c 'accelctl barrier --timeout 90s one; echo "n0=$?"' >"$d/n0" 2>&1
+	wait "$p"
+	pkill -P "$g0" 2>/dev/null; pkill -P "$g1" 2>/dev/null
+	kill "$g0" "$g1" 2>/dev/null
+	# shellcheck disable=SC2046
+	kill $(cat "$d"/*/*.pid 2>/dev/null) 2>/dev/null
+	assertContains "the new node 1 passes ($(cat "$d/n1"))" "$(cat "$d/n1")" "n1=0"
+	assertContains "the new node 0 passes ($(cat "$d/n0"))" "$(cat "$d/n0")" "n0=0"
+}
+
 # Nodes that set different bounds watch each other with the longer: node 1
 # (12 s, a beat every 4 s) works 8 s between two barriers; node 0 (3 s) does
 # not take its beats' spacing for silence.

@@ -211,6 +211,67 @@ testRanksWithAPrivateTmpEachMeetUnderUnshare() {
 	check_ranks "$job" 3
 }
 
+# Not a split either: a rank that runs a step of its own in a sandbox without
+# network (its environment inherited) before its first call. Only a
+# namespace with a helper of this node is another side (second review: rank
+# 0 failed with 125 while rank 1, later, passed).
+testSandboxedChildIsNoSplit() {
+	can_bwrap_net || startSkipping
+	local job=bs$$x$RANDOM
+	JOBS="$JOBS $job"
+	# shellcheck disable=SC2046
+	env -i $(rank_env "$job" 0 2) timeout 90 sh -c '
+		(RANK=1 LOCAL_RANK=1; export RANK LOCAL_RANK
+		 bwrap --dev-bind / / --tmpfs /tmp --unshare-net sleep 9
+		 accelctl barrier --timeout 40s one && accelctl barrier --timeout 40s two; echo "r1=$?") &
+		accelctl barrier --timeout 40s one && accelctl barrier --timeout 40s two; echo "r0=$?"; wait' \
+		>"$OUT/$job.out" 2>&1
+	assertContains "rank 0 passes ($(cat "$OUT/$job.out"))" "$(cat "$OUT/$job.out")" "r0=0"
+	assertContains "rank 1 passes" "$(cat "$OUT/$job.out")" "r1=0"
+}
+
+# Across nodes: node 1's two ranks each in a sandbox of its own network and
+# /tmp, the store (a Unix socket outside /tmp) reachable from both. Node 1's
+# ranks fail with 125 and say what to set (their two helpers either find
+# each other in /proc or meet as two claims on one node, on one host), and
+# node 0's ranks, which would wait for node 1 to their deadline, fail too,
+# before it (told as by abort, or node 1 found gone).
+testSplitNodeAcrossNodesFailsEveryRank() {
+	can_bwrap_net && command -v redis-server >/dev/null || startSkipping
+	local job=bx$$x$RANDOM r sock=$OUT/rdv.$$.sock rpid
+	JOBS="$JOBS $job"
+	redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' \
+		--appendonly no --daemonize no >"$OUT/rdv.log" 2>&1 &
+	rpid=$!
+	eventually 20 test -S "$sock"
+	for r in 0 1 2 3; do
+		set -- env -i PATH="$ACCELCTL_BIN_DIR:/usr/bin:/bin" HOME="${HOME:-/}" \
+			ACCELCTL_JOB_ID="$job" ACCELCTL_RANK=$r ACCELCTL_WORLD_SIZE=4 \
+			ACCELCTL_LOCAL_RANK=$((r % 2)) ACCELCTL_LOCAL_WORLD_SIZE=2 \
+			ACCELCTL_NODE_RANK=$((r / 2)) ACCELCTL_NNODES=2 ACCELCTL_NODE_TIMEOUT=6s \
+			ACCELCTL_RENDEZVOUS="unix://$sock" ACCELCTL_HELPER_IDLE=20s timeout 120
+		if [ $r -ge 2 ]; then
+			set -- "$@" bwrap --dev-bind / / --tmpfs /tmp --unshare-net
+		else
+			set -- "$@" env ACCELCTL_RUNTIME_DIR="$OUT/n0.$job"
+			mkdir -p -m 700 "$OUT/n0.$job"
+		fi
+		"$@" sh -c 's=$(date +%s); accelctl barrier --timeout 90s x; echo "rc=$? after $(($(date +%s) - s))s"' \
+			>"$OUT/$job.$r.out" 2>&1 &
+	done
+	wait $(jobs -p | grep -vx "$rpid")
+	kill "$rpid"; wait "$rpid" 2>/dev/null
+	for r in 2 3; do
+		assertContains "node 1's rank $r fails: $(cat "$OUT/$job.$r.out")" "$(cat "$OUT/$job.$r.out")" "rc=125"
+		assertContains "and says what to set: $(cat "$OUT/$job.$r.out")" "$(cat "$OUT/$job.$r.out")" "ACCELCTL_RUNTIME_DIR"
+	done
+	for r in 0 1; do
+		assertNotContains "node 0's rank $r does not wait to its deadline: $(cat "$OUT/$job.$r.out")" \
+			"$(cat "$OUT/$job.$r.out")" "rc=124"
+		assertNotContains "nor pass" "$(cat "$OUT/$job.$r.out")" "rc=0 "
+	done
+}
+
 # A rootfs made here for podman (no image pulled: nothing outside this
 # machine is reached): accelctl, bash and the libraries they load, into
 # $OUT/rootfs. Then the options podman needs on this host to run it, into
